@@ -1,0 +1,46 @@
+# Two commands do everything on a fresh machine: `make demo` and `make test`.
+# Everything they need (virtual environment, Python packages, Debian brokers) is installed here.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: help venv brokers demo test test-fast test-brokers check format clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)  ## create the virtual environment with the package and its dev tools
+
+brokers:  ## install RabbitMQ, Mosquitto and nats-server from Debian (needs root)
+	bash scripts/install-brokers.sh
+
+demo: venv  ## the main job on its embedded default: match generated data, every algorithm
+	$(VENV)/bin/topicmatch demo
+
+check: venv  ## lint (ruff), format check and strict typing (mypy)
+	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/ruff format --check src tests
+	$(VENV)/bin/mypy
+
+test: venv brokers check  ## the whole suite, broker conformance included
+	$(PY) -m pytest
+
+test-fast: venv  ## everything but the real brokers
+	$(PY) -m pytest -m "not brokers"
+
+test-brokers: venv brokers  ## only the conformance tests against the real brokers
+	$(PY) -m pytest -m brokers tests/brokers
+
+format: venv  ## reformat the code
+	$(VENV)/bin/ruff format src tests
+	$(VENV)/bin/ruff check --fix src tests
+
+clean:  ## remove the virtual environment and caches
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build src/*.egg-info

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Install the real message brokers used by the conformance tests
+# (tests/brokers): RabbitMQ, Mosquitto and nats-server from Debian's packages.
+#
+# Why this script exists: the conformance tests start their own private,
+# loopback-only broker instances; they only need the binaries. So the
+# packages are installed WITHOUT letting them start their system-wide
+# services (a temporary policy-rc.d that denies every service action), and
+# any system instance that got started anyway is stopped by PID.
+#
+# Idempotent and fast: when all three packages are installed it does nothing.
+# Must run as root (or with sudo) on Debian 12.
+set -euo pipefail
+
+PACKAGES=(rabbitmq-server mosquitto nats-server)
+# Users the Debian packages run their services as; used to find a system
+# instance that was started despite policy-rc.d.
+SERVICE_USERS=(rabbitmq mosquitto nats)
+
+is_installed() {
+    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'
+}
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+    if ! is_installed "$pkg"; then
+        missing+=("$pkg")
+    fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+    echo "install-brokers: ${PACKAGES[*]} already installed"
+    exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then
+        exec sudo -- "$0" "$@"
+    fi
+    echo "install-brokers: must run as root to install: ${missing[*]}" >&2
+    exit 1
+fi
+
+# PIDs of processes owned by the service users, before installing: only
+# processes that appear during the install are ours to stop afterwards.
+service_pids() {
+    local user
+    for user in "${SERVICE_USERS[@]}"; do
+        if id -u "$user" >/dev/null 2>&1; then
+            pgrep -u "$user" || true
+        fi
+    done | sort -n
+}
+
+before_pids="$(service_pids)"
+
+# Deny every service start during the install (exit status 101 = "action
+# forbidden", see /usr/share/doc/init-system-helpers/README.policy-rc.d).
+# An existing policy-rc.d (e.g. a container's) is kept and restored.
+POLICY=/usr/sbin/policy-rc.d
+policy_backup=""
+if [ -e "$POLICY" ]; then
+    policy_backup="$(mktemp)"
+    cp -p "$POLICY" "$policy_backup"
+fi
+
+restore_policy() {
+    if [ -n "$policy_backup" ]; then
+        cp -p "$policy_backup" "$POLICY"
+        rm -f "$policy_backup"
+    else
+        rm -f "$POLICY"
+    fi
+}
+trap restore_policy EXIT
+
+printf '#!/bin/sh\n# temporary, written by install-brokers.sh\nexit 101\n' >"$POLICY"
+chmod 755 "$POLICY"
+
+export DEBIAN_FRONTEND=noninteractive
+apt-get update
+apt-get install -y --no-install-recommends \
+    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
+    "${PACKAGES[@]}"
+
+restore_policy
+trap - EXIT
+
+# Stop, by PID, any system instance (and its epmd) that started anyway.
+after_pids="$(service_pids)"
+new_pids="$(comm -13 <(echo "$before_pids") <(echo "$after_pids") | grep -E '^[0-9]+$' || true)"
+if [ -n "$new_pids" ]; then
+    echo "install-brokers: stopping system broker processes: $(echo "$new_pids" | tr '\n' ' ')"
+    # shellcheck disable=SC2086
+    kill -TERM $new_pids 2>/dev/null || true
+    for _ in $(seq 1 50); do
+        alive=""
+        for pid in $new_pids; do
+            if kill -0 "$pid" 2>/dev/null; then alive="$alive $pid"; fi
+        done
+        [ -z "$alive" ] && break
+        sleep 0.2
+    done
+    for pid in $new_pids; do
+        kill -KILL "$pid" 2>/dev/null || true
+    done
+fi
+
+for pkg in "${PACKAGES[@]}"; do
+    if ! is_installed "$pkg"; then
+        echo "install-brokers: $pkg failed to install" >&2
+        exit 1
+    fi
+done
+echo "install-brokers: installed ${missing[*]}"

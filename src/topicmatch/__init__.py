@@ -1,0 +1,42 @@
+"""topicmatch: fast, correct topic matching for messaging systems.
+
+Given subscription patterns with wildcards (``forex.*``, ``stock.#``, ``sensors/+/temp``,
+``orders.>``), find every subscriber of a published topic, with the exact rules of RabbitMQ
+(``amqp``), Mosquitto (``mqtt``) or nats-server (``nats``).
+
+>>> from topicmatch import Matcher
+>>> m = Matcher()
+>>> m.subscribe("stock.#", "alice"), m.subscribe("stock.*.ibm", "bob")
+(True, True)
+>>> sorted(m.lookup("stock.nyse.ibm"))
+['alice', 'bob']
+"""
+
+from ._dialects import DIALECTS, Dialect, make_dialect
+from ._errors import (
+    ConfigurationError,
+    InvalidPatternError,
+    InvalidSubscriberError,
+    InvalidTopicError,
+    TopicMatchError,
+    UnknownTopicError,
+)
+from ._matcher import ALGORITHMS, DEFAULT_CACHE_SIZE, Matcher, MatcherSnapshot
+
+__all__ = [
+    "ALGORITHMS",
+    "DEFAULT_CACHE_SIZE",
+    "DIALECTS",
+    "ConfigurationError",
+    "Dialect",
+    "InvalidPatternError",
+    "InvalidSubscriberError",
+    "InvalidTopicError",
+    "Matcher",
+    "MatcherSnapshot",
+    "TopicMatchError",
+    "UnknownTopicError",
+    "make_dialect",
+]
+
+__version__ = "0.1.0"

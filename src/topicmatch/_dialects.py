@@ -1,0 +1,237 @@
+"""The three dialects: how pattern and topic text becomes tokens, and what each broker rejects.
+
+Parsing and validation live here and nowhere else; every algorithm receives canonical tokens
+(see :mod:`topicmatch._words`). Each dialect follows the broker it is named after, as observed on
+RabbitMQ 3.10, Mosquitto 2.0 and nats-server 2.9 (the conformance tests in ``tests/brokers``
+check it against those brokers):
+
+``amqp`` (RabbitMQ topic exchange)
+    Separator ``.``. The empty key has zero words; otherwise empty words are real words
+    (``a..b`` has three). ``*`` is exactly one word, ``#`` zero or more, and only as a whole word;
+    in a published key they are literal words. Nothing is rejected but keys over 255 bytes of
+    UTF-8 (a shortstr). No ``$`` rule.
+``mqtt`` (Mosquitto)
+    Separator ``/``. A filter is non-empty, ``+`` is a whole level, ``#`` the whole last level. A
+    topic name is non-empty without ``+`` or ``#``. A topic whose first level starts with ``$`` is
+    not matched by a filter starting with a wildcard. ``$share/<group>/<filter>`` matches as
+    ``<filter>``. Strings must be valid MQTT UTF-8 (no U+0000, no control characters, no
+    non-characters), at most 65,535 bytes.
+``nats`` (nats-server)
+    Separator ``.``. A subscription is non-empty with no empty token; ``*`` is one token, ``>``
+    one or more and only last. A published subject is non-empty; by default a subject with an
+    empty token matches nothing and wildcard tokens are literal, while ``pedantic=True`` rejects
+    both, as the server does in pedantic mode. Whitespace cannot be carried by the protocol.
+
+Limits are explicit: ``max_bytes`` (UTF-8 bytes of a pattern or topic) and ``max_words``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from ._errors import ConfigurationError, InvalidPatternError, InvalidTopicError
+from ._words import HASH, STAR, Token, Tokens, canonical
+
+__all__ = ["DIALECTS", "Dialect", "make_dialect"]
+
+#: Default limits per dialect: (max UTF-8 bytes, max words). AMQP's 255 bytes come from the
+#: protocol (a shortstr) and imply at most 256 words. MQTT allows 65,535 bytes. NATS has no
+#: subject limit of its own; 4,096 bytes is its default max_control_line, which bounds a subject.
+#: The word limits bound the cost of one match (linear in the number of words).
+DEFAULT_LIMITS: Final[dict[str, tuple[int, int]]] = {
+    "amqp": (255, 256),
+    "mqtt": (65_535, 1_024),
+    "nats": (4_096, 1_024),
+}
+
+# Mosquitto's mosquitto_validate_utf8 rejects U+0000, control characters (C0 and C1), surrogates
+# and the Unicode non-characters, in topics and filters alike.
+_MQTT_BAD_CHAR = re.compile(
+    "[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff"
+    + "".join(chr(plane << 16 | 0xFFFE) + chr(plane << 16 | 0xFFFF) for plane in range(1, 17))
+    + "]"
+)
+_NATS_WHITESPACE = re.compile(r"[ \t\r\n\f\v]")
+
+
+class Dialect:
+    """Parsing and validation rules of one broker's topics and patterns, with their limits.
+
+    Instances are immutable once made; build them with :func:`make_dialect`.
+    """
+
+    __slots__ = ("_ascii_safe_len", "dollar_rule", "max_bytes", "max_words", "name", "pedantic", "separator")
+
+    name: str
+    separator: str
+    dollar_rule: bool
+    max_bytes: int
+    max_words: int
+    pedantic: bool
+
+    def __init__(self, name: str, max_bytes: int, max_words: int, pedantic: bool) -> None:
+        self.name = name
+        self.separator = "/" if name == "mqtt" else "."
+        self.dollar_rule = name == "mqtt"
+        self.max_bytes = max_bytes
+        self.max_words = max_words
+        self.pedantic = pedantic
+        # A string of at most max_bytes // 4 characters cannot exceed max_bytes in UTF-8 (4 bytes
+        # per character at most), so short strings skip the encode.
+        self._ascii_safe_len = max_bytes // 4
+
+    def __repr__(self) -> str:
+        extra = ", pedantic=True" if self.pedantic else ""
+        return f"Dialect({self.name!r}, max_bytes={self.max_bytes}, max_words={self.max_words}{extra})"
+
+    # -- checks shared by patterns and topics ---------------------------------------------
+    def _check_text(self, text: object, error: type[InvalidPatternError | InvalidTopicError]) -> str:
+        if type(text) is not str:
+            if isinstance(text, str):
+                text = str(text)
+            else:
+                raise error(self.name, repr(text), f"must be a str, not {type(text).__name__}")
+        assert isinstance(text, str)
+        if len(text) > self._ascii_safe_len or not text.isascii():
+            try:
+                size = len(text.encode("utf-8"))
+            except UnicodeEncodeError:
+                raise error(self.name, text, "is not valid Unicode (lone surrogate)") from None
+            if size > self.max_bytes:
+                raise error(self.name, text, f"is {size} bytes of UTF-8; the limit is {self.max_bytes}")
+        if self.name == "mqtt":
+            bad = _MQTT_BAD_CHAR.search(text)
+            if bad is not None:
+                raise error(self.name, text, f"contains U+{ord(bad.group()):04X}, not allowed in MQTT strings")
+        elif self.name == "nats" and _NATS_WHITESPACE.search(text) is not None:
+            raise error(self.name, text, "contains whitespace, which a NATS subject cannot carry")
+        return text
+
+    def _check_words(self, text: str, count: int, error: type[InvalidPatternError | InvalidTopicError]) -> None:
+        if count > self.max_words:
+            raise error(self.name, text, f"has {count} words; the limit is {self.max_words}")
+
+    # -- patterns ----------------------------------------------------------------------------
+    def parse_pattern(self, pattern: str) -> Tokens:
+        """Validate a subscription pattern and return its canonical tokens.
+
+        Raises :class:`InvalidPatternError` naming the dialect and the reason.
+        """
+        pattern = self._check_text(pattern, InvalidPatternError)
+        if self.name == "amqp":
+            words = pattern.split(".") if pattern else []
+            self._check_words(pattern, len(words), InvalidPatternError)
+            return canonical(tuple(STAR if w == "*" else HASH if w == "#" else w for w in words))
+        if self.name == "mqtt":
+            return self._parse_mqtt_filter(pattern)
+        return self._parse_nats_subscription(pattern)
+
+    def _parse_mqtt_filter(self, pattern: str) -> Tokens:
+        bad = InvalidPatternError
+        if not pattern:
+            raise bad("mqtt", pattern, "a topic filter must not be empty")
+        levels = pattern.split("/")
+        if levels[0] == "$share":
+            # $share/<group>/<filter>: the group is one non-empty level without wildcards.
+            if len(levels) < 3:
+                raise bad("mqtt", pattern, "a shared subscription needs $share/<group>/<filter>")
+            group = levels[1]
+            if not group or "+" in group or "#" in group:
+                raise bad("mqtt", pattern, "the share group must be non-empty and without wildcards")
+            levels = levels[2:]
+            if levels == [""] :
+                raise bad("mqtt", pattern, "the filter of a shared subscription must not be empty")
+        self._check_words(pattern, len(levels), bad)
+        tokens: list[Token] = []
+        last = len(levels) - 1
+        for i, level in enumerate(levels):
+            if level == "+":
+                tokens.append(STAR)
+            elif level == "#":
+                if i != last:
+                    raise bad("mqtt", pattern, "'#' must be the last level")
+                tokens.append(HASH)
+            elif "+" in level or "#" in level:
+                raise bad("mqtt", pattern, f"wildcards must occupy a whole level, not {level!r}")
+            else:
+                tokens.append(level)
+        return tuple(tokens)
+
+    def _parse_nats_subscription(self, pattern: str) -> Tokens:
+        bad = InvalidPatternError
+        if not pattern:
+            raise bad("nats", pattern, "a subject must not be empty")
+        tokens_text = pattern.split(".")
+        self._check_words(pattern, len(tokens_text), bad)
+        tokens: list[Token] = []
+        last = len(tokens_text) - 1
+        for i, token in enumerate(tokens_text):
+            if not token:
+                raise bad("nats", pattern, "empty tokens are not allowed")
+            if token == "*":
+                tokens.append(STAR)
+            elif token == ">":
+                if i != last:
+                    raise bad("nats", pattern, "'>' must be the last token")
+                tokens.extend((STAR, HASH))  # one or more tokens
+            else:
+                tokens.append(token)
+        return tuple(tokens)
+
+    # -- topics --------------------------------------------------------------------------
+    def parse_topic(self, topic: str) -> list[str] | None:
+        """Validate a published topic and return its words, or None if it can match nothing.
+
+        None happens only in NATS's non-pedantic mode, for a subject with an empty token, which
+        the server accepts and delivers to nobody. Raises :class:`InvalidTopicError`.
+        """
+        topic = self._check_text(topic, InvalidTopicError)
+        name = self.name
+        if name == "amqp":
+            words = topic.split(".") if topic else []
+        else:
+            if not topic:
+                raise InvalidTopicError(name, topic, "a topic must not be empty")
+            words = topic.split(self.separator)
+            if name == "mqtt":
+                if "+" in topic or "#" in topic:
+                    raise InvalidTopicError(name, topic, "a topic name must not contain '+' or '#'")
+            elif "" in words:
+                if self.pedantic:
+                    raise InvalidTopicError(name, topic, "empty tokens are not allowed")
+                return None
+            elif self.pedantic and ("*" in words or ">" in words):
+                raise InvalidTopicError(name, topic, "wildcards are not allowed in a published subject")
+        if len(words) > self.max_words:
+            raise InvalidTopicError(name, topic, f"has {len(words)} words; the limit is {self.max_words}")
+        return words
+
+    def literal_topic(self, tokens: Tokens) -> str:
+        """The one topic a wildcard-free pattern matches (used for exact cache invalidation)."""
+        return self.separator.join(tokens)  # type: ignore[arg-type]
+
+
+DIALECTS: Final = ("amqp", "mqtt", "nats")
+
+
+def make_dialect(
+    name: str, *, max_bytes: int | None = None, max_words: int | None = None, pedantic: bool = False
+) -> Dialect:
+    """Build a :class:`Dialect` by name, with the default limits unless overridden.
+
+    >>> make_dialect("mqtt").parse_pattern("sensors/+/temp")
+    ('sensors', <*>, 'temp')
+    """
+    if name not in DEFAULT_LIMITS:
+        raise ConfigurationError(f"unknown dialect {name!r}; choose one of {', '.join(DIALECTS)}")
+    default_bytes, default_words = DEFAULT_LIMITS[name]
+    max_bytes = default_bytes if max_bytes is None else max_bytes
+    max_words = default_words if max_words is None else max_words
+    if not isinstance(max_bytes, int) or max_bytes < 1:
+        raise ConfigurationError(f"max_bytes must be a positive int, not {max_bytes!r}")
+    if not isinstance(max_words, int) or max_words < 1:
+        raise ConfigurationError(f"max_words must be a positive int, not {max_words!r}")
+    if pedantic and name != "nats":
+        raise ConfigurationError("pedantic applies to the nats dialect only")
+    return Dialect(name, max_bytes, max_words, pedantic)

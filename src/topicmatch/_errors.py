@@ -1,0 +1,85 @@
+"""The exceptions topicmatch raises.
+
+Every error the library raises on purpose derives from :class:`TopicMatchError`, so one ``except``
+clause catches them all::
+
+    TopicMatchError(Exception)
+     +-- InvalidPatternError(ValueError)    a subscription pattern the dialect rejects
+     +-- InvalidTopicError(ValueError)      a published topic the dialect rejects
+     +-- UnknownTopicError(LookupError)     inverted_bitmap: topic outside the declared topic space
+     +-- InvalidSubscriberError(TypeError)  a subscriber that is not hashable
+     +-- ConfigurationError(ValueError)     unknown algorithm or dialect, bad limit, misused option
+
+The value errors also derive from :class:`ValueError` so that code written against plain Python
+conventions keeps working. A failed call leaves the matcher's state exactly as it was.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigurationError",
+    "InvalidPatternError",
+    "InvalidSubscriberError",
+    "InvalidTopicError",
+    "TopicMatchError",
+    "UnknownTopicError",
+]
+
+
+class TopicMatchError(Exception):
+    """Base class of every error raised by topicmatch."""
+
+
+class _InputError(TopicMatchError, ValueError):
+    """An input string rejected by a dialect; carries the dialect, the value and the reason."""
+
+    kind = "input"
+
+    def __init__(self, dialect: str, value: str, reason: str) -> None:
+        self.dialect = dialect
+        self.value = value
+        self.reason = reason
+        shown = value if len(value) <= 80 else value[:77] + "..."
+        super().__init__(f"invalid {dialect} {self.kind} {shown!r}: {reason}")
+
+
+class InvalidPatternError(_InputError):
+    """A subscription pattern that the dialect (and its broker) rejects.
+
+    Attributes: ``dialect`` (``"amqp"``, ``"mqtt"`` or ``"nats"``), ``value`` (the pattern) and
+    ``reason`` (what is wrong, in words).
+    """
+
+    kind = "pattern"
+
+
+class InvalidTopicError(_InputError):
+    """A published topic that the dialect (and its broker) rejects.
+
+    Attributes: ``dialect``, ``value`` (the topic) and ``reason``.
+    """
+
+    kind = "topic"
+
+
+class UnknownTopicError(TopicMatchError, LookupError):
+    """A lookup on the inverted bitmap of a topic outside its declared topic space.
+
+    The inverted bitmap precomputes one bitmap per topic, so it must know the topics up front;
+    extend the space with ``Matcher.extend_topic_space``.
+    """
+
+    def __init__(self, topic: str) -> None:
+        self.topic = topic
+        super().__init__(
+            f"topic {topic!r} is not in the inverted bitmap's topic space; "
+            "add it with Matcher.extend_topic_space()"
+        )
+
+
+class ConfigurationError(TopicMatchError, ValueError):
+    """An unknown algorithm or dialect name, an impossible limit, or an option misused."""
+
+
+class InvalidSubscriberError(TopicMatchError, TypeError):
+    """A subscriber that cannot be stored: subscribers must be hashable."""

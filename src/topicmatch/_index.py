@@ -1,0 +1,72 @@
+"""What every algorithm implements, and the bookkeeping they share.
+
+An *index* stores subscriptions already parsed by a dialect (canonical tokens, see
+:mod:`topicmatch._words`) and answers lookups on a topic's words. The :class:`~topicmatch.Matcher`
+facade does parsing, validation and caching; an index does only the data structure, so every
+algorithm shares one data path and none re-implements the dialect rules.
+
+Concurrency contract, shared by all indexes: ``add`` and ``remove`` may run in any number of
+threads; ``match`` never blocks on a writer and returns the subscribers of one linearizable state
+(each index says how); ``items`` is a consistent copy.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Hashable, Iterable
+from typing import ClassVar, Final
+
+from ._words import Tokens
+
+__all__ = ["EMPTY", "Index", "Item"]
+
+EMPTY: Final[frozenset[Hashable]] = frozenset()
+
+#: One subscription pattern with its canonical tokens and its subscribers.
+Item = tuple[str, Tokens, frozenset[Hashable]]
+
+
+class Index(abc.ABC):
+    """Base class of the five algorithms."""
+
+    name: ClassVar[str]
+    #: True when ``snapshot`` costs O(1) (the concurrent trie); otherwise it copies.
+    cheap_snapshot: ClassVar[bool] = False
+
+    def __init__(self, dollar_rule: bool) -> None:
+        self.dollar_rule = dollar_rule
+
+    @abc.abstractmethod
+    def add(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
+        """Add one (pattern, subscriber) pair; False if it was already there."""
+
+    @abc.abstractmethod
+    def remove(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
+        """Remove one (pattern, subscriber) pair; False if it was not there."""
+
+    @abc.abstractmethod
+    def match(self, words: list[str]) -> frozenset[Hashable]:
+        """The subscribers of every pattern matching the topic's words."""
+
+    @abc.abstractmethod
+    def items(self) -> list[Item]:
+        """A consistent copy of every pattern with its tokens and subscribers."""
+
+    @abc.abstractmethod
+    def __len__(self) -> int:
+        """The number of (pattern, subscriber) pairs."""
+
+    def snapshot(self) -> Index:
+        """A read-only copy of the current state; the default copies (O(n))."""
+        return self.copy_from(self.items())
+
+    def copy_from(self, items: Iterable[Item]) -> Index:
+        """A new index of the same algorithm holding ``items``."""
+        clone = self._empty_like()
+        for pattern, tokens, subscribers in items:
+            for subscriber in subscribers:
+                clone.add(pattern, tokens, subscriber)
+        return clone
+
+    def _empty_like(self) -> Index:
+        return type(self)(self.dollar_rule)

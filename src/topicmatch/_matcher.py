@@ -1,0 +1,267 @@
+"""The public facade: one ``Matcher`` over every algorithm and dialect.
+
+The data path is always the same: text -> dialect (validation, canonical tokens) -> index
+(the algorithm's structure) -> frozenset of subscribers, with an optional result cache in front
+of the index. A failed call (invalid pattern or topic, unhashable subscriber) raises before
+anything is changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping
+from types import MappingProxyType
+from typing import Final
+
+from ._cache import ResultCache
+from ._cstrie import CSTrieIndex
+from ._dialects import Dialect, make_dialect
+from ._errors import ConfigurationError, InvalidSubscriberError, UnknownTopicError
+from ._index import EMPTY, Index
+from ._inverted_bitmap import InvertedBitmapIndex
+from ._naive import NaiveIndex
+from ._optimized_bitmap import OptimizedBitmapIndex
+from ._trie import TrieIndex
+
+__all__ = ["ALGORITHMS", "DEFAULT_CACHE_SIZE", "Matcher", "MatcherSnapshot"]
+
+_INDEXES: Final[dict[str, type[Index]]] = {
+    "naive": NaiveIndex,
+    "inverted_bitmap": InvertedBitmapIndex,
+    "optimized_bitmap": OptimizedBitmapIndex,
+    "trie": TrieIndex,
+    "cstrie": CSTrieIndex,
+}
+
+#: The algorithm behind ``"default"``: the fastest correct one by the benchmarks in
+#: docs/performance.md, with a result cache in front (docs/implementation.md says why).
+DEFAULT_INDEX: Final = "trie"
+
+#: Entries of the result cache of the default algorithm (NATS's sublist cache holds 1,024).
+DEFAULT_CACHE_SIZE: Final = 1024
+
+ALGORITHMS: Final = (*_INDEXES, "default")
+
+
+class _Reader:
+    """Lookup and whole-state views shared by the live matcher and its snapshots."""
+
+    _index: Index
+    _dialect: Dialect
+
+    @property
+    def dialect(self) -> str:
+        """The dialect's name: ``"amqp"``, ``"mqtt"`` or ``"nats"``."""
+        return self._dialect.name
+
+    def _lookup_direct(self, topic: str) -> frozenset[Hashable]:
+        words = self._dialect.parse_topic(topic)
+        if words is None:
+            return EMPTY
+        try:
+            return self._index.match(words)
+        except UnknownTopicError:
+            raise UnknownTopicError(topic) from None
+
+    def lookup(self, topic: str) -> frozenset[Hashable]:
+        """The subscribers of every pattern that matches ``topic``.
+
+        Raises :class:`~topicmatch.InvalidTopicError` for a topic the dialect rejects, and, on the
+        inverted bitmap, :class:`~topicmatch.UnknownTopicError` for a topic outside its space.
+
+        >>> m = Matcher()
+        >>> m.subscribe("forex.*", "alice")
+        True
+        >>> sorted(m.lookup("forex.eur")), sorted(m.lookup("forex"))
+        (['alice'], [])
+        """
+        return self._lookup_direct(topic)
+
+    def lookup_many(self, topics: Iterable[str]) -> list[frozenset[Hashable]]:
+        """``[lookup(t) for t in topics]``, faster: each distinct topic is matched once."""
+        seen: dict[str, frozenset[Hashable]] = {}
+        get, direct = seen.get, self._lookup_direct
+        out = []
+        for topic in topics:
+            result = get(topic)
+            if result is None:
+                result = seen[topic] = direct(topic)
+            out.append(result)
+        return out
+
+    def subscriptions(self) -> dict[str, frozenset[Hashable]]:
+        """A consistent copy of every subscription: ``{pattern: frozenset(subscribers)}``."""
+        return {pattern: subs for pattern, _tokens, subs in self._index.items()}
+
+    def topics(self) -> list[str]:
+        """The subscribed patterns, sorted (each appears once, whatever its subscriber count)."""
+        return sorted(pattern for pattern, _tokens, _subs in self._index.items())
+
+    def __len__(self) -> int:
+        """The number of (pattern, subscriber) pairs."""
+        return len(self._index)
+
+
+class MatcherSnapshot(_Reader):
+    """A read-only view of a matcher at one instant; later writes do not show in it.
+
+    Offers ``lookup``, ``lookup_many``, ``subscriptions``, ``topics`` and ``len``.
+    """
+
+    def __init__(self, index: Index, dialect: Dialect) -> None:
+        self._index = index
+        self._dialect = dialect
+
+    def __repr__(self) -> str:
+        return f"<MatcherSnapshot {self._index.name} {self.dialect} pairs={len(self)}>"
+
+
+class Matcher(_Reader):
+    """Find the subscribers of published topics among wildcard subscriptions.
+
+    ``algorithm`` is one of :data:`ALGORITHMS` (``"default"``: the fastest, a trie with a result
+    cache); ``dialect`` one of ``"amqp"`` (default), ``"mqtt"``, ``"nats"``. ``pedantic`` (nats
+    only) rejects published subjects the server rejects in pedantic mode. ``max_bytes`` and
+    ``max_words`` override the dialect's limits on patterns and topics. ``cache_size`` sets the
+    result cache (0 turns it off; by default on only for ``"default"``). ``topics`` is the topic
+    space of ``"inverted_bitmap"`` (required there, refused elsewhere).
+
+    All methods are thread-safe; lookups take no lock (see docs/implementation.md).
+
+    >>> m = Matcher(algorithm="trie", dialect="mqtt")
+    >>> m.subscribe("sensors/+/temp", 1), m.subscribe("sensors/#", 2)
+    (True, True)
+    >>> sorted(m.lookup("sensors/kitchen/temp"))
+    [1, 2]
+    """
+
+    def __init__(
+        self,
+        algorithm: str = "default",
+        dialect: str = "amqp",
+        *,
+        pedantic: bool = False,
+        max_bytes: int | None = None,
+        max_words: int | None = None,
+        cache_size: int | None = None,
+        topics: Iterable[str] | None = None,
+    ) -> None:
+        if algorithm not in ALGORITHMS:
+            raise ConfigurationError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
+        self._dialect = make_dialect(dialect, max_bytes=max_bytes, max_words=max_words, pedantic=pedantic)
+        self.algorithm = algorithm
+        name = DEFAULT_INDEX if algorithm == "default" else algorithm
+        dollar = self._dialect.dollar_rule
+        if name == "inverted_bitmap":
+            if topics is None:
+                raise ConfigurationError("inverted_bitmap needs its topic space: Matcher(..., topics=[...])")
+            self._index: Index = InvertedBitmapIndex(dollar, self._parse_space(topics))
+        elif topics is not None:
+            raise ConfigurationError(f"topics= is the inverted_bitmap's topic space; {algorithm} takes none")
+        else:
+            self._index = _INDEXES[name](dollar)
+        if cache_size is None:
+            cache_size = DEFAULT_CACHE_SIZE if algorithm == "default" else 0
+        if not isinstance(cache_size, int) or cache_size < 0:
+            raise ConfigurationError(f"cache_size must be an int >= 0, not {cache_size!r}")
+        self._cache = ResultCache(cache_size) if cache_size else None
+        if self._cache is not None:
+            # Bind the cached paths on the instance: the hot path then costs one dict lookup.
+            self.lookup = self._lookup_cached  # type: ignore[method-assign]
+            self.lookup_many = self._lookup_many_cached  # type: ignore[method-assign]
+
+    def __repr__(self) -> str:
+        cache = f" cache={self._cache.max_size}" if self._cache else ""
+        return f"<Matcher {self.algorithm} {self.dialect}{cache} pairs={len(self)}>"
+
+    @property
+    def limits(self) -> Mapping[str, int]:
+        """The limits in force: ``max_bytes`` and ``max_words`` of a pattern or topic."""
+        return MappingProxyType({"max_bytes": self._dialect.max_bytes, "max_words": self._dialect.max_words})
+
+    # -- writes --------------------------------------------------------------------------
+    def subscribe(self, pattern: str, subscriber: Hashable) -> bool:
+        """Subscribe ``subscriber`` to ``pattern``; True if the pair is new (idempotent).
+
+        Raises :class:`~topicmatch.InvalidPatternError` for a pattern the dialect rejects and
+        :class:`~topicmatch.InvalidSubscriberError` for an unhashable subscriber; nothing changes.
+        """
+        tokens = self._dialect.parse_pattern(pattern)
+        _check_subscriber(subscriber)
+        return self._write(tokens, lambda: self._index.add(pattern, tokens, subscriber))
+
+    def unsubscribe(self, pattern: str, subscriber: Hashable) -> bool:
+        """Remove the pair; True if it existed. An unknown pair changes nothing and is no error.
+
+        An invalid pattern still raises :class:`~topicmatch.InvalidPatternError`: it cannot have
+        been subscribed, and silence would hide a typo.
+        """
+        tokens = self._dialect.parse_pattern(pattern)
+        _check_subscriber(subscriber)
+        return self._write(tokens, lambda: self._index.remove(pattern, tokens, subscriber))
+
+    def _write(self, tokens: tuple[object, ...], commit: object) -> bool:
+        assert callable(commit)
+        cache = self._cache
+        if cache is None:
+            return bool(commit())
+        d = self._dialect
+        return cache.write(tokens, commit, d.literal_topic, d.parse_topic, d.dollar_rule)  # type: ignore[arg-type]
+
+    def extend_topic_space(self, topics: Iterable[str]) -> int:
+        """inverted_bitmap only: add topics to the topic space; returns how many were new."""
+        if not isinstance(self._index, InvertedBitmapIndex):
+            raise ConfigurationError(f"{self.algorithm} has no topic space to extend")
+        return self._index.extend(self._parse_space(topics))
+
+    def _parse_space(self, topics: Iterable[str]) -> list[tuple[str, list[str]]]:
+        if isinstance(topics, str):
+            raise ConfigurationError("topics= takes an iterable of topics, not one string")
+        space = []
+        for topic in topics:
+            words = self._dialect.parse_topic(topic)
+            if words is not None:  # a NATS subject with an empty token matches nothing anyway
+                space.append((topic, words))
+        return space
+
+    # -- reads ---------------------------------------------------------------------------
+    def _lookup_cached(self, topic: str) -> frozenset[Hashable]:
+        assert self._cache is not None
+        try:
+            result = self._cache.entries.get(topic)
+        except TypeError:  # unhashable: let the dialect raise its typed error
+            return self._lookup_direct(topic)
+        if result is not None:
+            return result
+        return self._lookup_miss(topic)
+
+    def _lookup_miss(self, topic: str) -> frozenset[Hashable]:
+        cache = self._cache
+        assert cache is not None
+        generation = cache.generation
+        result = self._lookup_direct(topic)
+        cache.store(topic, result, generation)
+        return result
+
+    def _lookup_many_cached(self, topics: Iterable[str]) -> list[frozenset[Hashable]]:
+        assert self._cache is not None
+        get, miss = self._cache.entries.get, self._lookup_miss
+        return [r if (r := get(t)) is not None else miss(t) for t in topics]
+
+    def snapshot(self) -> MatcherSnapshot:
+        """A read-only view of this instant. O(1) on ``cstrie``; a copy (O(n)) elsewhere."""
+        return MatcherSnapshot(self._index.snapshot(), self._dialect)
+
+    @property
+    def cache_info(self) -> Mapping[str, int]:
+        """``size`` and ``max_size`` of the result cache (both 0 when it is off)."""
+        cache = self._cache
+        return MappingProxyType({"size": len(cache) if cache else 0, "max_size": cache.max_size if cache else 0})
+
+
+def _check_subscriber(subscriber: object) -> None:
+    try:
+        hash(subscriber)
+    except TypeError:
+        raise InvalidSubscriberError(
+            f"a subscriber must be hashable; got an unhashable {type(subscriber).__name__}"
+        ) from None

@@ -1,0 +1,238 @@
+"""The subscription trie: one node per word, wildcard branches, one lock for writers.
+
+Layout: a node holds a dict of literal children, one ``star`` child (the ``*``/``+`` branch) and
+one ``hash`` child (the ``#`` branch), plus the subscribers of the patterns that end there.
+Wildcards live in their own slots rather than under a key in the dict, so a published word that
+happens to be spelled ``*`` can never walk into a wildcard branch, and the lookup loop needs no
+string comparisons to find them.
+
+Lookup is a breadth-first walk that keeps the *set of nodes* still alive after each word (the
+states of the equivalent NFA). A ``#`` node stays alive after absorbing a word and also lets its
+children continue, which handles "zero or more words" without backtracking: each word costs at
+most one step per node of the trie, so any pattern, however many ``#`` it has, matches in
+O(words x nodes) — never exponentially. While the trie holds no ``#`` node at all, no node can be
+reached twice, so the walk uses plain lists and skips de-duplication (the common, faster case).
+
+Concurrency: writers serialise on one lock. Readers take no lock: every write publishes with a
+single store (a fully built branch is linked last; a node's subscriber set is a frozenset
+replaced whole), and readers validate a version counter that writers bump after each change, so a
+lookup that raced with a write retries and every result is the state at one instant.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Hashable
+
+from ._index import EMPTY, Index, Item
+from ._words import HASH, STAR, Token, Tokens
+
+__all__ = ["TrieIndex"]
+
+
+class _Node:
+    __slots__ = ("by_pattern", "children", "hash", "is_hash", "star", "subs")
+
+    def __init__(self, is_hash: bool = False) -> None:
+        self.children: dict[str, _Node] = {}
+        self.star: _Node | None = None
+        self.hash: _Node | None = None
+        self.is_hash = is_hash
+        # Readers look only at ``subs`` (the union over patterns ending here, replaced whole on
+        # every change); ``by_pattern`` is the writers' own record, guarded by the lock.
+        self.subs: frozenset[Hashable] = EMPTY
+        self.by_pattern: dict[str, frozenset[Hashable]] = {}
+
+    def child(self, token: Token) -> _Node | None:
+        if token is STAR:
+            return self.star
+        if token is HASH:
+            return self.hash
+        return self.children.get(token)  # type: ignore[arg-type]
+
+    def link(self, token: Token, node: _Node | None) -> None:
+        if token is STAR:
+            self.star = node
+        elif token is HASH:
+            self.hash = node
+        elif node is None:
+            del self.children[token]  # type: ignore[arg-type]
+        else:
+            self.children[token] = node  # type: ignore[index]
+
+    def is_empty(self) -> bool:
+        return not self.by_pattern and not self.children and self.star is None and self.hash is None
+
+
+def _union(by_pattern: dict[str, frozenset[Hashable]]) -> frozenset[Hashable]:
+    if len(by_pattern) == 1:
+        return next(iter(by_pattern.values()))
+    return frozenset().union(*by_pattern.values())
+
+
+class TrieIndex(Index):
+    """Trie with lock-free, version-validated lookups and a global writer lock.
+
+    Complexity: subscribe and unsubscribe O(words + subscribers of that pattern); lookup
+    O(words x nodes alive per word), which is O(words) for literal-heavy subscriptions.
+    """
+
+    name = "trie"
+
+    def __init__(self, dollar_rule: bool) -> None:
+        super().__init__(dollar_rule)
+        self._root = _Node()
+        self._lock = threading.Lock()
+        self._version = 0
+        self._hash_nodes = 0
+        self._count = 0
+
+    # -- writers -------------------------------------------------------------------------
+    def add(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
+        with self._lock:
+            node = self._root
+            i, n = 0, len(tokens)
+            while i < n:
+                nxt = node.child(tokens[i])
+                if nxt is None:
+                    break
+                node = nxt
+                i += 1
+            if i < n:
+                # Build the missing branch off to the side, then link it with one store.
+                head = tail = _Node(tokens[i] is HASH)
+                for token in tokens[i + 1 :]:
+                    new = _Node(token is HASH)
+                    tail.link(token, new)
+                    tail = new
+                tail.by_pattern[pattern] = frozenset((subscriber,))
+                tail.subs = tail.by_pattern[pattern]
+                self._hash_nodes += sum(1 for t in tokens[i:] if t is HASH)
+                node.link(tokens[i], head)
+            else:
+                old = node.by_pattern.get(pattern, EMPTY)
+                if subscriber in old:
+                    return False
+                node.by_pattern[pattern] = old | {subscriber}
+                node.subs = _union(node.by_pattern)
+            self._version += 1
+            self._count += 1
+            return True
+
+    def remove(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
+        with self._lock:
+            path: list[_Node] = [self._root]
+            for token in tokens:
+                nxt = path[-1].child(token)
+                if nxt is None:
+                    return False
+                path.append(nxt)
+            node = path[-1]
+            old = node.by_pattern.get(pattern)
+            if old is None or subscriber not in old:
+                return False
+            left = old - {subscriber}
+            if left:
+                node.by_pattern[pattern] = left
+            else:
+                del node.by_pattern[pattern]
+            node.subs = _union(node.by_pattern) if node.by_pattern else EMPTY
+            self._version += 1
+            self._count -= 1
+            # Prune branches left empty; this changes no lookup result, only memory.
+            for depth in range(len(tokens), 0, -1):
+                node = path[depth]
+                if not node.is_empty():
+                    break
+                path[depth - 1].link(tokens[depth - 1], None)
+                if node.is_hash:
+                    self._hash_nodes -= 1
+            return True
+
+    # -- readers -------------------------------------------------------------------------
+    def match(self, words: list[str]) -> frozenset[Hashable]:
+        while True:
+            version = self._version
+            if self._hash_nodes or (self.dollar_rule and words and words[0][:1] == "$"):
+                result = self._match_general(words)
+            else:
+                result = self._match_plain(words)
+            if self._version == version:
+                return result
+
+    def _match_plain(self, words: list[str]) -> frozenset[Hashable]:
+        # No '#' anywhere: a frontier never holds the same node twice. Hot path: locals only.
+        nodes = [self._root]
+        for word in words:
+            nxt = []
+            append = nxt.append
+            for node in nodes:
+                child = node.children.get(word)
+                if child is not None:
+                    append(child)
+                child = node.star
+                if child is not None:
+                    append(child)
+            if not nxt:
+                return EMPTY
+            nodes = nxt
+        result = EMPTY
+        for node in nodes:
+            subs = node.subs
+            if subs:
+                # Most lookups match one node: return its frozenset itself, allocate nothing.
+                result = subs if not result else result | subs
+        return result
+
+    def _match_general(self, words: list[str]) -> frozenset[Hashable]:
+        root = self._root
+        dollar = self.dollar_rule and bool(words) and words[0][:1] == "$"
+        # Ordered sets (dicts) of alive nodes; a node reached twice is kept once.
+        alive: dict[_Node, None] = {root: None}
+        if root.hash is not None and not dollar:
+            alive[root.hash] = None
+        for word in words:
+            nxt: dict[_Node, None] = {}
+            for node in alive:
+                if node.is_hash:
+                    nxt[node] = None  # '#' absorbs this word too
+                child = node.children.get(word)
+                if child is not None:
+                    nxt[child] = None
+                    if child.hash is not None:
+                        nxt[child.hash] = None
+                child = node.star
+                if child is not None and not (dollar and node is root):
+                    nxt[child] = None
+                    if child.hash is not None:
+                        nxt[child.hash] = None
+            if not nxt:
+                return EMPTY
+            alive = nxt
+            dollar = False  # the rule concerns the first level only
+        result = EMPTY
+        for node in alive:
+            subs = node.subs
+            if subs:
+                result = subs if not result else result | subs
+        return result
+
+    # -- whole-state views ---------------------------------------------------------------------
+    def items(self) -> list[Item]:
+        with self._lock:
+            out: list[Item] = []
+            stack: list[tuple[_Node, Tokens]] = [(self._root, ())]
+            while stack:
+                node, prefix = stack.pop()
+                for pattern, subs in node.by_pattern.items():
+                    out.append((pattern, prefix, subs))
+                for word, child in node.children.items():
+                    stack.append((child, (*prefix, word)))
+                if node.star is not None:
+                    stack.append((node.star, (*prefix, STAR)))
+                if node.hash is not None:
+                    stack.append((node.hash, (*prefix, HASH)))
+            return out
+
+    def __len__(self) -> int:
+        return self._count

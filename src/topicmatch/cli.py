@@ -1,0 +1,162 @@
+"""The ``topicmatch`` command line: thin wrappers that parse arguments and call the library.
+
+``main(argv)`` returns the exit code (0 success, 1 some topics were invalid, 2 usage or input
+errors), so it is testable in-process. Errors print one line to stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Hashable, Iterable, Iterator, Sequence
+from typing import TextIO
+
+from . import __version__
+from ._dialects import DIALECTS
+from ._errors import TopicMatchError
+from ._matcher import ALGORITHMS, Matcher
+
+__all__ = ["main"]
+
+
+class _UsageError(Exception):
+    """A problem with the command's input, reported as one line with exit code 2."""
+
+
+def _add_matcher_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dialect", choices=DIALECTS, default="amqp", help="broker rules to follow (default: amqp)")
+    parser.add_argument(
+        "--algorithm", choices=ALGORITHMS, default="default", help="matching algorithm (default: default)"
+    )
+    parser.add_argument(
+        "--pedantic", action="store_true", help="nats only: reject subjects the server rejects in pedantic mode"
+    )
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="topicmatch",
+        description="Fast, correct topic matching with AMQP, MQTT and NATS wildcards.",
+    )
+    parser.add_argument("--version", action="version", version=f"topicmatch {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    match = commands.add_parser(
+        "match",
+        help="print the subscribers of topics",
+        description=(
+            "Load subscriptions from a file (one 'pattern<TAB>subscriber' per line; blank lines are "
+            "skipped) and print the subscribers of each topic, given as arguments or, without "
+            "arguments, one per line on standard input. Output: 'topic<TAB>subscribers' with the "
+            "subscribers sorted and separated by spaces, or one JSON object per line with --json."
+        ),
+    )
+    match.add_argument("subscriptions", metavar="SUBSCRIPTIONS", help="file of pattern<TAB>subscriber lines ('-' for stdin)")
+    match.add_argument("topics", metavar="TOPIC", nargs="*", help="topics to look up (default: read stdin)")
+    _add_matcher_options(match)
+    match.add_argument("--json", action="store_true", help="print JSON lines: {\"topic\": ..., \"subscribers\": [...]}")
+    match.set_defaults(run=_run_match)
+
+    demo = commands.add_parser(
+        "demo",
+        help="match generated data with every algorithm: check they agree and show their speed",
+        description=(
+            "Generate the study's throughput workload (1,000 three-word subscriptions, messages over "
+            "them), check that every algorithm returns the same subscribers, and print each one's "
+            "rate. Each algorithm runs for at most --seconds."
+        ),
+    )
+    demo.add_argument("--messages", type=int, default=100_000, help="messages per algorithm (default: 100000)")
+    demo.add_argument("--seconds", type=float, default=3.0, help="time bound per algorithm (default: 3)")
+    demo.add_argument("--seed", type=int, default=7, help="random seed (default: 7)")
+    demo.set_defaults(run=_run_demo)
+    return parser
+
+
+def _read_subscriptions(lines: Iterable[str], source: str, matcher: Matcher) -> int:
+    count = 0
+    for number, raw in enumerate(lines, 1):
+        line = raw.rstrip("\r\n")
+        if not line.strip():
+            continue
+        pattern, tab, subscriber = line.partition("\t")
+        if not tab:
+            raise _UsageError(f"{source}:{number}: expected 'pattern<TAB>subscriber', found no tab")
+        if not subscriber:
+            raise _UsageError(f"{source}:{number}: the subscriber is empty")
+        try:
+            matcher.subscribe(pattern, subscriber)
+        except TopicMatchError as error:
+            raise _UsageError(f"{source}:{number}: {error}") from None
+        count += 1
+    return count
+
+
+def _topics_from(args: Sequence[str], stdin: TextIO) -> Iterator[str]:
+    if args:
+        yield from args
+    else:
+        for line in stdin:
+            yield line.rstrip("\r\n")
+
+
+def _run_match(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    try:
+        matcher = Matcher(options.algorithm, options.dialect, pedantic=options.pedantic)
+    except TopicMatchError as error:
+        raise _UsageError(str(error)) from None
+    if options.algorithm == "inverted_bitmap":
+        raise _UsageError("inverted_bitmap needs its topic space up front; use another algorithm here")
+    source = options.subscriptions
+    if source == "-":
+        if not options.topics:
+            raise _UsageError("subscriptions from stdin need the topics as arguments")
+        _read_subscriptions(stdin, "<stdin>", matcher)
+    else:
+        try:
+            with open(source, encoding="utf-8") as handle:
+                _read_subscriptions(handle, source, matcher)
+        except OSError as error:
+            raise _UsageError(f"cannot read {source}: {error.strerror}") from None
+        except UnicodeDecodeError:
+            raise _UsageError(f"{source} is not UTF-8 text") from None
+    status = 0
+    for topic in _topics_from(options.topics, stdin):
+        try:
+            subscribers = sorted(str(s) for s in matcher.lookup(topic))
+        except TopicMatchError as error:
+            print(f"topicmatch: {error}", file=stderr)
+            status = 1
+            continue
+        if options.json:
+            print(json.dumps({"topic": topic, "subscribers": subscribers}, ensure_ascii=False), file=stdout)
+        else:
+            print(f"{topic}\t{' '.join(subscribers)}", file=stdout)
+    return status
+
+
+def _run_demo(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    from ._demo import run_demo
+
+    if options.messages < 1 or options.seconds <= 0:
+        raise _UsageError("--messages must be >= 1 and --seconds > 0")
+    return run_demo(options.messages, options.seconds, options.seed, stdout, stderr)
+
+
+def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    """Run the command line; return the exit code."""
+    stdin = sys.stdin if stdin is None else stdin
+    stdout = sys.stdout if stdout is None else stdout
+    stderr = sys.stderr
+    options = _build_parser().parse_args(argv)
+    try:
+        return int(options.run(options, stdin, stdout, stderr))
+    except _UsageError as error:
+        print(f"topicmatch: {error}", file=stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("topicmatch: interrupted", file=stderr)
+        return 130
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,393 @@
+"""Private, loopback-only instances of the real brokers used as oracles.
+
+Why: the conformance tests compare the library with what RabbitMQ,
+Mosquitto and nats-server actually do, so they need running brokers, but
+must never touch (or depend on) a system-wide instance. Each class here
+starts one broker process:
+
+* listening on 127.0.0.1 only, on a free port chosen at start;
+* with its config, data and log files in a private temporary directory;
+* stopped by PID (SIGTERM, bounded wait, then SIGKILL), never by name.
+
+Start-up waits (bounded) until the broker really speaks its protocol, and
+fails with :class:`BrokerStartError` carrying the tail of the broker's log.
+
+Usage::
+
+    with MosquittoServer() as mqtt:
+        ... connect to mqtt.host, mqtt.port ...
+
+The binaries come from Debian's packages (``bash scripts/install-brokers.sh``);
+:func:`missing_binaries` tells which ones are absent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from types import TracebackType
+
+HOST = "127.0.0.1"
+
+#: Where Debian installs each broker's start program. RabbitMQ's wrapper in
+#: /usr/sbin insists on running as the ``rabbitmq`` user with system
+#: directories, so the real start script under /usr/lib is used instead.
+RABBITMQ_SERVER = "/usr/lib/rabbitmq/bin/rabbitmq-server"
+MOSQUITTO = "mosquitto"
+NATS_SERVER = "nats-server"
+EPMD = "epmd"
+
+INSTALL_HINT = "run `bash scripts/install-brokers.sh` (as root) to install the brokers"
+
+
+class BrokerStartError(RuntimeError):
+    """A broker did not start, or did not accept connections in time."""
+
+
+def _which(program: str) -> str | None:
+    """Resolve ``program`` on PATH (plus the sbin dirs) or as a path."""
+    if os.sep in program:
+        return program if os.access(program, os.X_OK) else None
+    path = os.environ.get("PATH", os.defpath) + os.pathsep + "/usr/sbin:/sbin"
+    return shutil.which(program, path=path)
+
+
+def missing_binaries(broker: str) -> list[str]:
+    """Programs needed by ``broker`` ("rabbitmq", "mosquitto", "nats") that are absent."""
+    needed = {
+        "rabbitmq": [RABBITMQ_SERVER, EPMD],
+        "mosquitto": [MOSQUITTO],
+        "nats": [NATS_SERVER],
+    }[broker]
+    return [program for program in needed if _which(program) is None]
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _log_tail(path: Path, lines: int = 40) -> str:
+    """Last ``lines`` lines of a log file, for error messages."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return "(no log)"
+    return "\n".join(text.splitlines()[-lines:]) or "(empty log)"
+
+
+def _stop_process(proc: subprocess.Popen[bytes], timeout: float) -> None:
+    """Stop one process we started: SIGTERM, wait up to ``timeout``, then SIGKILL."""
+    if proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        proc.wait(timeout=10)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _stop_pid(pid: int, timeout: float) -> None:
+    """Stop a process that is not our direct child (e.g. RabbitMQ's VM) by PID."""
+    if not _pid_alive(pid):
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and _pid_alive(pid):
+        time.sleep(0.05)
+    if _pid_alive(pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+class _Server:
+    """Common life cycle: temp dir, processes started by us, bounded waits."""
+
+    name = "broker"
+    start_timeout = 30.0
+    stop_timeout = 15.0
+
+    def __init__(self) -> None:
+        self.host = HOST
+        self.port = 0
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self._procs: list[subprocess.Popen[bytes]] = []
+        self._log_files: list[object] = []
+
+    @property
+    def tmpdir(self) -> Path:
+        assert self._tmp is not None, f"{self.name} is not started"
+        return Path(self._tmp.name)
+
+    @property
+    def log_path(self) -> Path:
+        return self.tmpdir / f"{self.name}.log"
+
+    def _spawn(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        """Start a process in its own session, output to the broker's log."""
+        log = self.log_path.open("ab")
+        self._log_files.append(log)
+        proc = subprocess.Popen(  # noqa: S603 - fixed argv, no shell
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=self.tmpdir,
+            env=env,
+            start_new_session=True,
+        )
+        self._procs.append(proc)
+        return proc
+
+    def _fail(self, why: str) -> BrokerStartError:
+        return BrokerStartError(
+            f"{self.name} on {self.host}:{self.port} {why}\n--- log tail ---\n{_log_tail(self.log_path)}"
+        )
+
+    def _wait_ready(self, probe: str) -> None:
+        """Poll :meth:`_ready` until it answers, a process dies, or time runs out."""
+        deadline = time.monotonic() + self.start_timeout
+        last_error = "not tried"
+        while time.monotonic() < deadline:
+            for proc in self._procs:
+                if proc.poll() is not None:
+                    raise self._fail(f"exited with status {proc.returncode} during start-up")
+            try:
+                if self._ready():
+                    return
+                last_error = f"{probe} not answered yet"
+            except OSError as exc:
+                last_error = f"{probe}: {exc}"
+            time.sleep(0.1)
+        raise self._fail(f"did not accept connections within {self.start_timeout:.0f}s ({last_error})")
+
+    def _ready(self) -> bool:
+        with socket.create_connection((self.host, self.port), timeout=2):
+            return True
+
+    def _launch(self) -> None:
+        raise NotImplementedError
+
+    def start(self) -> None:
+        """Start the broker and wait until it accepts connections."""
+        missing = missing_binaries(self.binary_key)
+        if missing:
+            raise BrokerStartError(f"{self.name}: missing {', '.join(missing)}; {INSTALL_HINT}")
+        self._tmp = tempfile.TemporaryDirectory(prefix=f"topicmatch-{self.name}-")
+        try:
+            self._launch()
+        except BaseException:
+            self.stop()
+            raise
+
+    binary_key = ""
+
+    def _before_stop(self) -> None:
+        """Hook: extra processes to stop first (RabbitMQ's VM)."""
+
+    def stop(self) -> None:
+        """Stop every process we started, newest first, and remove the temp dir."""
+        try:
+            self._before_stop()
+        finally:
+            for proc in reversed(self._procs):
+                _stop_process(proc, self.stop_timeout)
+            self._procs.clear()
+            for log in self._log_files:
+                close = getattr(log, "close", None)
+                if close is not None:
+                    close()
+            self._log_files.clear()
+            if self._tmp is not None:
+                self._tmp.cleanup()
+                self._tmp = None
+
+    def __enter__(self) -> _Server:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+class MosquittoServer(_Server):
+    """Mosquitto 2.0 with a private config: one loopback listener, anonymous access.
+
+    Persistence is off and ``$SYS`` publishing is disabled (``sys_interval 0``)
+    so that nothing but the test's own messages is ever delivered; queue and
+    in-flight limits are lifted so no QoS 1 message is dropped or held back.
+    """
+
+    name = "mosquitto"
+    binary_key = "mosquitto"
+
+    def _launch(self) -> None:
+        self.port = free_port()
+        conf = self.tmpdir / "mosquitto.conf"
+        conf.write_text(
+            "\n".join(
+                [
+                    f"listener {self.port} {HOST}",
+                    "allow_anonymous true",
+                    "persistence false",
+                    "sys_interval 0",
+                    "max_queued_messages 0",
+                    "max_inflight_messages 0",
+                    "log_dest stderr",
+                    "log_type error",
+                    "log_type warning",
+                    "log_type notice",
+                    "log_type information",
+                    "",
+                ]
+            )
+        )
+        self._spawn([MOSQUITTO, "-c", str(conf)])
+        self._wait_ready("MQTT listener")
+
+
+class NatsServer(_Server):
+    """nats-server 2.9 on loopback; no monitoring port, no JetStream, no cluster."""
+
+    name = "nats"
+    binary_key = "nats"
+
+    def _launch(self) -> None:
+        self.port = free_port()
+        self._spawn([NATS_SERVER, "-a", HOST, "-p", str(self.port), "-n", f"topicmatch-{uuid.uuid4().hex[:8]}"])
+        self._wait_ready("NATS INFO")
+
+    def _ready(self) -> bool:
+        """Ready once the server greets a new client with its INFO line."""
+        with socket.create_connection((self.host, self.port), timeout=2) as sock:
+            sock.settimeout(2)
+            return sock.recv(4).startswith(b"INFO")
+
+
+class RabbitMQServer(_Server):
+    """RabbitMQ 3.10 node kept entirely on loopback and in a private directory.
+
+    Erlang distribution needs epmd: a private epmd is started first on its own
+    loopback port (so a system epmd, if any, is neither used nor disturbed),
+    the node gets a unique short name, and its distribution port is a free
+    loopback port. Config, enabled-plugins file (no plugins), Mnesia data,
+    logs and the Erlang cookie ($HOME) all live in the temp dir. The start
+    script's own env file (/etc/rabbitmq/rabbitmq-env.conf) is bypassed.
+    """
+
+    name = "rabbitmq"
+    binary_key = "rabbitmq"
+    start_timeout = 90.0
+    stop_timeout = 30.0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.epmd_port = 0
+        self.dist_port = 0
+        self.nodename = ""
+
+    @property
+    def pid_file(self) -> Path:
+        return self.tmpdir / "rabbitmq.pid"
+
+    def _launch(self) -> None:
+        tmp = self.tmpdir
+        self.port = free_port()
+        self.epmd_port = free_port()
+        self.dist_port = free_port()
+        self.nodename = f"topicmatch-{os.getpid()}-{uuid.uuid4().hex[:8]}@localhost"
+        (tmp / "home").mkdir()
+        (tmp / "mnesia").mkdir()
+        (tmp / "logs").mkdir()
+        (tmp / "enabled_plugins").write_text("[].\n")
+        (tmp / "rabbitmq.conf").write_text(
+            "\n".join(
+                [
+                    f"listeners.tcp.1 = {HOST}:{self.port}",
+                    "log.console = false",
+                    "log.file.level = info",
+                    "",
+                ]
+            )
+        )
+        env = {
+            "PATH": os.environ.get("PATH", os.defpath),
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "HOME": str(tmp / "home"),
+            "ERL_EPMD_ADDRESS": HOST,
+            "ERL_EPMD_PORT": str(self.epmd_port),
+            "RABBITMQ_NODENAME": self.nodename,
+            "RABBITMQ_NODE_IP_ADDRESS": HOST,
+            "RABBITMQ_NODE_PORT": str(self.port),
+            "RABBITMQ_DIST_PORT": str(self.dist_port),
+            "RABBITMQ_CONF_ENV_FILE": str(tmp / "rabbitmq-env.conf"),
+            "RABBITMQ_CONFIG_FILE": str(tmp / "rabbitmq.conf"),
+            "RABBITMQ_ADVANCED_CONFIG_FILE": str(tmp / "advanced.config"),
+            "RABBITMQ_ENABLED_PLUGINS_FILE": str(tmp / "enabled_plugins"),
+            "RABBITMQ_MNESIA_BASE": str(tmp / "mnesia"),
+            "RABBITMQ_LOG_BASE": str(tmp / "logs"),
+            "RABBITMQ_PID_FILE": str(self.pid_file),
+            "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS": "-kernel inet_dist_use_interface {127,0,0,1}",
+        }
+        epmd = _which(EPMD)
+        assert epmd is not None
+        self._spawn([epmd, "-port", str(self.epmd_port), "-address", HOST], env=env)
+        self._spawn([RABBITMQ_SERVER], env=env)
+        self._wait_ready("AMQP handshake")
+
+    def _ready(self) -> bool:
+        """Ready once the node answers the AMQP 0-9-1 header with Connection.Start."""
+        with socket.create_connection((self.host, self.port), timeout=2) as sock:
+            sock.settimeout(5)
+            sock.sendall(b"AMQP\x00\x00\x09\x01")
+            frame = sock.recv(7)
+            # Method frame (type 1) on channel 0.
+            return frame[:3] == b"\x01\x00\x00"
+
+    def _log_path_candidates(self) -> list[Path]:
+        return [self.log_path, *sorted((self.tmpdir / "logs").glob("*.log"))]
+
+    def _fail(self, why: str) -> BrokerStartError:
+        tails = "\n".join(f"--- {p.name} ---\n{_log_tail(p)}" for p in self._log_path_candidates())
+        return BrokerStartError(f"{self.name} on {self.host}:{self.port} {why}\n{tails}")
+
+    def _before_stop(self) -> None:
+        """Stop the Erlang VM by its PID first: the start script only forwards SIGTERM."""
+        if self._tmp is None:
+            return
+        try:
+            pid = int(self.pid_file.read_text().strip())
+        except (OSError, ValueError):
+            return
+        _stop_pid(pid, self.stop_timeout)
