@@ -7,10 +7,9 @@ Pattern ids are reused after removal so the ints stay as short as the number of 
 
 from __future__ import annotations
 
+import abc
 import heapq
 from collections.abc import Hashable, Iterator
-
-import abc
 
 from ._index import EMPTY, Index, Item
 from ._seqlock import SeqLock

@@ -145,7 +145,9 @@ class CSTrieIndex(Index):
     name = "cstrie"
     cheap_snapshot = True
 
-    def __init__(self, dollar_rule: bool, _root: _INode | None = None, _counts: tuple[int, int] = (0, 0)) -> None:
+    def __init__(
+        self, dollar_rule: bool, _root: _INode | None = None, _counts: tuple[int, int] = (0, 0)
+    ) -> None:
         super().__init__(dollar_rule)
         self._readonly = _root is not None
         self._root = _root if _root is not None else _INode(_CNode({}, None, None, False, {}), _Gen())
@@ -264,7 +266,7 @@ class CSTrieIndex(Index):
     def _match_plain(self, words: list[str]) -> frozenset[Hashable]:
         nodes = [self._root.main]
         for word in words:
-            nxt = []
+            nxt: list[_CNode] = []
             append = nxt.append
             for node in nodes:
                 child = node.children.get(word)

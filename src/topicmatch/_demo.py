@@ -48,7 +48,8 @@ def run_demo(messages: int, seconds: float, seed: int, out: TextIO, err: TextIO)
         agree = all(r == expected[t] for r, t in zip(results, topics, strict=False))
         rate = done / elapsed if elapsed > 0 else float("inf")
         rows.append((algorithm, done, rate, agree))
-        print(f"  {algorithm:<17} {rate:>13,.0f} msg/s over {done:>7,} messages  {'ok' if agree else 'MISMATCH'}", file=out)
+        verdict = "ok" if agree else "MISMATCH"
+        print(f"  {algorithm:<17} {rate:>13,.0f} msg/s over {done:>7,} messages  {verdict}", file=out)
     if not all(agree for *_, agree in rows):
         print("topicmatch demo: the algorithms disagree; this is a bug, please report it", file=err)
         return 1

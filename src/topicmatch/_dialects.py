@@ -103,12 +103,16 @@ class Dialect:
         if self.name == "mqtt":
             bad = _MQTT_BAD_CHAR.search(text)
             if bad is not None:
-                raise error(self.name, text, f"contains U+{ord(bad.group()):04X}, not allowed in MQTT strings")
+                raise error(
+                    self.name, text, f"contains U+{ord(bad.group()):04X}, not allowed in MQTT strings"
+                )
         elif self.name == "nats" and _NATS_WHITESPACE.search(text) is not None:
             raise error(self.name, text, "contains whitespace, which a NATS subject cannot carry")
         return text
 
-    def _check_words(self, text: str, count: int, error: type[InvalidPatternError | InvalidTopicError]) -> None:
+    def _check_words(
+        self, text: str, count: int, error: type[InvalidPatternError | InvalidTopicError]
+    ) -> None:
         if count > self.max_words:
             raise error(self.name, text, f"has {count} words; the limit is {self.max_words}")
 
@@ -140,7 +144,7 @@ class Dialect:
             if not group or "+" in group or "#" in group:
                 raise bad("mqtt", pattern, "the share group must be non-empty and without wildcards")
             levels = levels[2:]
-            if levels == [""] :
+            if levels == [""]:
                 raise bad("mqtt", pattern, "the filter of a shared subscription must not be empty")
         self._check_words(pattern, len(levels), bad)
         tokens: list[Token] = []

@@ -146,7 +146,9 @@ class Matcher(_Reader):
         topics: Iterable[str] | None = None,
     ) -> None:
         if algorithm not in ALGORITHMS:
-            raise ConfigurationError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
+            raise ConfigurationError(
+                f"unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}"
+            )
         self._dialect = make_dialect(dialect, max_bytes=max_bytes, max_words=max_words, pedantic=pedantic)
         self.algorithm = algorithm
         name = DEFAULT_INDEX if algorithm == "default" else algorithm
@@ -170,7 +172,7 @@ class Matcher(_Reader):
             self.lookup_many = self._lookup_many_cached  # type: ignore[method-assign]
 
     def __repr__(self) -> str:
-        cache = f" cache={self._cache.max_size}" if self._cache else ""
+        cache = f" cache={self._cache.max_size}" if self._cache is not None else ""
         return f"<Matcher {self.algorithm} {self.dialect}{cache} pairs={len(self)}>"
 
     @property
@@ -255,7 +257,9 @@ class Matcher(_Reader):
     def cache_info(self) -> Mapping[str, int]:
         """``size`` and ``max_size`` of the result cache (both 0 when it is off)."""
         cache = self._cache
-        return MappingProxyType({"size": len(cache) if cache else 0, "max_size": cache.max_size if cache else 0})
+        if cache is None:
+            return MappingProxyType({"size": 0, "max_size": 0})
+        return MappingProxyType({"size": len(cache), "max_size": cache.max_size})
 
 
 def _check_subscriber(subscriber: object) -> None:

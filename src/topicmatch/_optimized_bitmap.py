@@ -68,7 +68,7 @@ class OptimizedBitmapIndex(BitmapIndex):
                 self._other[p] |= bit
             else:
                 row = self._literal[p]
-                row[token] = row.get(token, 0) | bit  # type: ignore[index,call-overload]
+                row[token] = row.get(token, 0) | bit  # type: ignore[index,arg-type]
         if f < 0:
             self._by_length[fixed] = self._by_length.get(fixed, 0) | bit
             return

@@ -164,7 +164,7 @@ class TrieIndex(Index):
         # No '#' anywhere: a frontier never holds the same node twice. Hot path: locals only.
         nodes = [self._root]
         for word in words:
-            nxt = []
+            nxt: list[_Node] = []
             append = nxt.append
             for node in nodes:
                 child = node.children.get(word)

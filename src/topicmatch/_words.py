@@ -15,6 +15,7 @@ children, and equivalent patterns share structure.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final, TypeAlias
 
 __all__ = ["HASH", "STAR", "Token", "Tokens", "canonical", "is_literal", "pattern_matches"]
@@ -77,7 +78,7 @@ def is_literal(tokens: Tokens) -> bool:
     return all(type(t) is str for t in tokens)
 
 
-def pattern_matches(tokens: Tokens, words: tuple[str, ...], dollar_rule: bool = False) -> bool:
+def pattern_matches(tokens: Tokens, words: Sequence[str], dollar_rule: bool = False) -> bool:
     """Whether one canonical pattern matches one topic's words.
 
     ``dollar_rule`` applies MQTT's rule that a topic whose first word starts with ``$`` is not

@@ -9,10 +9,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TextIO
 
 from . import __version__
+from ._demo import run_demo
 from ._dialects import DIALECTS
 from ._errors import TopicMatchError
 from ._matcher import ALGORITHMS, Matcher
@@ -25,12 +26,16 @@ class _UsageError(Exception):
 
 
 def _add_matcher_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--dialect", choices=DIALECTS, default="amqp", help="broker rules to follow (default: amqp)")
+    parser.add_argument(
+        "--dialect", choices=DIALECTS, default="amqp", help="broker rules to follow (default: amqp)"
+    )
     parser.add_argument(
         "--algorithm", choices=ALGORITHMS, default="default", help="matching algorithm (default: default)"
     )
     parser.add_argument(
-        "--pedantic", action="store_true", help="nats only: reject subjects the server rejects in pedantic mode"
+        "--pedantic",
+        action="store_true",
+        help="nats only: reject subjects the server rejects in pedantic mode",
     )
 
 
@@ -52,10 +57,14 @@ def _build_parser() -> argparse.ArgumentParser:
             "subscribers sorted and separated by spaces, or one JSON object per line with --json."
         ),
     )
-    match.add_argument("subscriptions", metavar="SUBSCRIPTIONS", help="file of pattern<TAB>subscriber lines ('-' for stdin)")
+    match.add_argument(
+        "subscriptions", metavar="SUBSCRIPTIONS", help="file of pattern<TAB>subscriber lines ('-' for stdin)"
+    )
     match.add_argument("topics", metavar="TOPIC", nargs="*", help="topics to look up (default: read stdin)")
     _add_matcher_options(match)
-    match.add_argument("--json", action="store_true", help="print JSON lines: {\"topic\": ..., \"subscribers\": [...]}")
+    match.add_argument(
+        "--json", action="store_true", help='print JSON lines: {"topic": ..., "subscribers": [...]}'
+    )
     match.set_defaults(run=_run_match)
 
     demo = commands.add_parser(
@@ -67,7 +76,9 @@ def _build_parser() -> argparse.ArgumentParser:
             "rate. Each algorithm runs for at most --seconds."
         ),
     )
-    demo.add_argument("--messages", type=int, default=100_000, help="messages per algorithm (default: 100000)")
+    demo.add_argument(
+        "--messages", type=int, default=100_000, help="messages per algorithm (default: 100000)"
+    )
     demo.add_argument("--seconds", type=float, default=3.0, help="time bound per algorithm (default: 3)")
     demo.add_argument("--seed", type=int, default=7, help="random seed (default: 7)")
     demo.set_defaults(run=_run_demo)
@@ -137,8 +148,6 @@ def _run_match(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, stder
 
 
 def _run_demo(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
-    from ._demo import run_demo
-
     if options.messages < 1 or options.seconds <= 0:
         raise _UsageError("--messages must be >= 1 and --seconds > 0")
     return run_demo(options.messages, options.seconds, options.seed, stdout, stderr)

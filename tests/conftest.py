@@ -1,0 +1,43 @@
+"""Shared fixtures and hypothesis profiles.
+
+The ``ci`` profile (selected when ``CI`` is set) runs more examples and prints the seed to
+reproduce a failure; locally the default profile keeps the suite quick.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from topicmatch import ALGORITHMS, Matcher
+
+settings.register_profile("dev", max_examples=60, deadline=None)
+settings.register_profile(
+    "ci", max_examples=200, deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+def make_matcher(
+    algorithm: str, dialect: str = "amqp", topics: list[str] | None = None, **options: object
+) -> Matcher:
+    """A Matcher of any algorithm; the inverted bitmap gets ``topics`` as its topic space."""
+    if algorithm == "inverted_bitmap":
+        return Matcher(algorithm, dialect, topics=topics or [], **options)  # type: ignore[arg-type]
+    return Matcher(algorithm, dialect, **options)  # type: ignore[arg-type]
+
+
+@pytest.fixture(params=ALGORITHMS)
+def algorithm(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def matcher_factory(algorithm: str) -> Callable[..., Matcher]:
+    def factory(dialect: str = "amqp", topics: list[str] | None = None, **options: object) -> Matcher:
+        return make_matcher(algorithm, dialect, topics, **options)
+
+    return factory

@@ -1,0 +1,100 @@
+"""The Matcher API: idempotence, views, snapshots, the topic space, the cache."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+
+from topicmatch import InvalidSubscriberError, Matcher, UnknownTopicError
+
+
+def test_subscribe_is_idempotent_and_unsubscribe_tolerant(matcher_factory: Callable[..., Matcher]) -> None:
+    m = matcher_factory(topics=["a.b"])
+    assert m.subscribe("a.*", "x") is True
+    assert m.subscribe("a.*", "x") is False
+    assert len(m) == 1
+    assert m.unsubscribe("a.*", "nobody") is False
+    assert m.unsubscribe("zzz", "x") is False
+    assert m.lookup("a.b") == {"x"}
+    assert m.unsubscribe("a.*", "x") is True
+    assert m.unsubscribe("a.*", "x") is False
+    assert len(m) == 0
+
+
+def test_equivalent_patterns_stay_distinct(matcher_factory: Callable[..., Matcher]) -> None:
+    """'#.#' and '#' match alike but are two subscriptions, as two bindings are in RabbitMQ."""
+    m = matcher_factory(topics=["a"])
+    m.subscribe("#", 1)
+    m.subscribe("#.#", 1)
+    m.subscribe("#.*", 2)
+    m.subscribe("*.#", 3)
+    assert len(m) == 4
+    assert m.lookup("a") == {1, 2, 3}
+    m.unsubscribe("#", 1)
+    assert m.lookup("a") == {1, 2, 3}  # still subscribed through '#.#'
+    m.unsubscribe("#.#", 1)
+    assert m.lookup("a") == {2, 3}
+    assert m.subscriptions() == {"#.*": {2}, "*.#": {3}}
+
+
+def test_shared_subscriptions_keep_their_names(matcher_factory: Callable[..., Matcher]) -> None:
+    m = matcher_factory("mqtt", topics=["a/b"])
+    m.subscribe("$share/g1/a/+", "x")
+    m.subscribe("a/+", "y")
+    assert m.lookup("a/b") == {"x", "y"}
+    assert m.topics() == ["$share/g1/a/+", "a/+"]
+    m.unsubscribe("a/+", "y")
+    assert m.lookup("a/b") == {"x"}
+
+
+def test_unhashable_subscriber_is_refused(matcher_factory: Callable[..., Matcher]) -> None:
+    m = matcher_factory(topics=["a"])
+    with pytest.raises(InvalidSubscriberError, match="hashable"):
+        m.subscribe("a", ["not", "hashable"])
+    assert len(m) == 0
+    assert m.lookup("a") == frozenset()
+
+
+def test_snapshot_is_frozen(matcher_factory: Callable[..., Matcher]) -> None:
+    m = matcher_factory(topics=["a.b", "c"])
+    m.subscribe("a.*", 1)
+    snap = m.snapshot()
+    m.subscribe("#", 2)
+    m.unsubscribe("a.*", 1)
+    assert snap.lookup("a.b") == {1}
+    assert snap.lookup_many(["a.b", "c"]) == [{1}, frozenset()]
+    assert snap.subscriptions() == {"a.*": {1}}
+    assert snap.topics() == ["a.*"]
+    assert len(snap) == 1
+    assert m.lookup("a.b") == {2}
+    assert not hasattr(snap, "subscribe")
+
+
+def test_inverted_bitmap_topic_space() -> None:
+    m = Matcher("inverted_bitmap", topics=["a.b", "a.c"])
+    m.subscribe("a.*", 1)
+    with pytest.raises(
+        UnknownTopicError, match=re.escape("'x.y' is not in the inverted bitmap's topic space")
+    ):
+        m.lookup("x.y")
+    assert m.extend_topic_space(["x.y", "a.b"]) == 1
+    assert m.lookup("x.y") == frozenset()
+    m.subscribe("x.#", 2)
+    assert m.lookup("x.y") == {2}
+    assert m.lookup("a.b") == {1}
+
+
+def test_extend_topic_space_only_on_inverted_bitmap() -> None:
+    with pytest.raises(Exception, match="no topic space"):
+        Matcher("trie").extend_topic_space(["a"])
+
+
+def test_repr_and_properties() -> None:
+    m = Matcher("cstrie", "mqtt")
+    assert m.algorithm == "cstrie"
+    assert m.dialect == "mqtt"
+    assert "cstrie mqtt" in repr(m)
+    assert dict(m.cache_info) == {"size": 0, "max_size": 0}
+    assert Matcher().cache_info["max_size"] > 0

@@ -1,0 +1,68 @@
+"""The result cache: hits, exact invalidation on every write, bounded size."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from topicmatch import DIALECTS, Matcher
+
+from .reference import MATCHES
+
+TOPICS = {
+    "amqp": ["a.b", "a.c", "b.b", "", "a", "a.b.c", "x"],
+    "mqtt": ["a/b", "a/c", "b/b", "$x/b", "a", "a/b/c", "x"],
+    "nats": ["a.b", "a.c", "b.b", "a..b", "a", "a.b.c", "x"],
+}
+PATTERNS = {
+    "amqp": ["a.b", "a.*", "#", "*.b", "a.#", "", "x"],
+    "mqtt": ["a/b", "a/+", "#", "+/b", "a/#", "$x/#", "x"],
+    "nats": ["a.b", "a.*", ">", "*.b", "a.>", "x", "*"],
+}
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_cache_never_serves_a_stale_result(dialect: str) -> None:
+    cached = Matcher(dialect=dialect, cache_size=4)  # smaller than the topics: evictions too
+    plain = Matcher("naive", dialect)
+    rng = random.Random(1)
+    pairs: set[tuple[str, int]] = set()
+    for _ in range(400):
+        pattern, subscriber = rng.choice(PATTERNS[dialect]), rng.randrange(3)
+        if rng.random() < 0.5:
+            cached.subscribe(pattern, subscriber)
+            plain.subscribe(pattern, subscriber)
+            pairs.add((pattern, subscriber))
+        else:
+            cached.unsubscribe(pattern, subscriber)
+            plain.unsubscribe(pattern, subscriber)
+            pairs.discard((pattern, subscriber))
+        for topic in rng.sample(TOPICS[dialect], 3):
+            expected = {s for p, s in pairs if MATCHES[dialect](p, topic)}
+            assert cached.lookup(topic) == plain.lookup(topic) == expected, (pattern, topic)
+        assert cached.cache_info["size"] <= 4
+
+
+def test_invalidation_is_selective() -> None:
+    m = Matcher(cache_size=100)
+    m.subscribe("a.*", 1)
+    for topic in ("a.b", "a.c", "b.b"):
+        m.lookup(topic)
+    assert m.cache_info["size"] == 3
+    m.subscribe("*.b", 2)  # affects a.b and b.b only
+    assert set(m._cache.entries) == {"a.c"}  # type: ignore[union-attr]
+    m.lookup("a.c")
+    m.subscribe("a.c", 3)  # a literal pattern: exactly one entry goes
+    assert "a.c" not in m._cache.entries  # type: ignore[union-attr]
+    assert m.lookup("a.c") == {1, 3}
+
+
+def test_lookup_many_with_and_without_cache() -> None:
+    for cache_size in (0, 8):
+        m = Matcher(cache_size=cache_size)
+        m.subscribe("a.*", 1)
+        m.subscribe("#", 2)
+        topics = ["a.b", "c", "a.b", "a"]
+        assert m.lookup_many(topics) == [{1, 2}, {2}, {1, 2}, {2}]
+        assert m.lookup_many(iter(topics)) == [m.lookup(t) for t in topics]

@@ -1,0 +1,106 @@
+"""The command line, in-process through main() and once as a real subprocess."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from topicmatch.cli import main
+
+
+def _run(argv: list[str], stdin: str = "") -> tuple[int, str]:
+    out = io.StringIO()
+    code = main(argv, stdin=io.StringIO(stdin), stdout=out)
+    return code, out.getvalue()
+
+
+@pytest.fixture
+def subs_file(tmp_path: Path) -> Path:
+    path = tmp_path / "subs.tsv"
+    path.write_text("forex.*\talice\n*.usd\tbob\n\nforex.usd\tcarol\n#\teve\n", encoding="utf-8")
+    return path
+
+
+def test_match_topics_from_arguments(subs_file: Path) -> None:
+    code, out = _run(["match", str(subs_file), "forex.usd", "stock", ""])
+    assert code == 0
+    assert out.splitlines() == ["forex.usd\talice bob carol eve", "stock\teve", "\teve"]
+
+
+def test_match_topics_from_stdin_as_json(subs_file: Path) -> None:
+    code, out = _run(["match", str(subs_file), "--json", "--algorithm", "cstrie"], stdin="forex.eur\nx.usd\n")
+    assert code == 0
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {"topic": "forex.eur", "subscribers": ["alice", "eve"]},
+        {"topic": "x.usd", "subscribers": ["bob", "eve"]},
+    ]
+
+
+def test_invalid_topic_is_reported_and_the_rest_continue(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    subs = tmp_path / "mqtt.tsv"
+    subs.write_text("a/+\tx\n", encoding="utf-8")
+    code, out = _run(["match", "--dialect", "mqtt", str(subs)], stdin="a/b\na/+\na/c\n")
+    assert code == 1
+    assert out.splitlines() == ["a/b\tx", "a/c\tx"]
+    assert "invalid mqtt topic 'a/+'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("a/#/b\tx\n", "subs.tsv:1: invalid mqtt pattern 'a/#/b'"),
+        ("a/b\tx\nno-tab-here\n", "subs.tsv:2: expected 'pattern<TAB>subscriber'"),
+        ("a/b\t\n", "subs.tsv:1: the subscriber is empty"),
+    ],
+)
+def test_bad_subscription_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, message: str
+) -> None:
+    subs = tmp_path / "subs.tsv"
+    subs.write_text(content, encoding="utf-8")
+    code, out = _run(["match", "--dialect", "mqtt", str(subs), "a/b"])
+    assert code == 2
+    assert out == ""
+    err = capsys.readouterr().err
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_missing_file(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _ = _run(["match", "/nonexistent/subs.tsv", "a"])
+    assert code == 2
+    assert "cannot read /nonexistent/subs.tsv" in capsys.readouterr().err
+
+
+def test_demo_runs_and_checks_agreement() -> None:
+    code, out = _run(["demo", "--messages", "2000", "--seconds", "0.2"])
+    assert code == 0
+    assert "all algorithms agree" in out
+    assert out.count(" ok") == 6
+
+
+def test_help_on_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["--help"], ["match", "--help"], ["demo", "--help"]):
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        assert info.value.code == 0
+        assert "usage: topicmatch" in capsys.readouterr().out
+
+
+def test_python_dash_m_entry_point(subs_file: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "topicmatch", "match", str(subs_file), "forex.usd"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "forex.usd\talice bob carol eve\n"

@@ -1,0 +1,180 @@
+"""Threads mixing writes and reads: nothing lost, nothing half-applied, snapshots consistent.
+
+The switch interval is lowered so that the GIL changes hands every few bytecodes, which makes
+the interleavings these tests look for frequent; every loop is bounded in count.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from topicmatch import Matcher
+
+from .conftest import make_matcher
+
+
+@pytest.fixture(autouse=True)
+def _fast_switching() -> Iterator[None]:
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(old)
+
+
+def _run(threads: list[threading.Thread]) -> None:
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+        assert not t.is_alive(), "a thread did not finish"
+
+
+def test_no_subscription_is_lost(algorithm: str) -> None:
+    topics = [f"t{i}.x" for i in range(8)]
+    m = make_matcher(algorithm, "amqp", topics)
+    errors: list[BaseException] = []
+
+    def writer(w: int) -> None:
+        try:
+            for i in range(150):
+                m.subscribe(f"t{i % 8}.*", (w, i))
+                m.subscribe(f"t{i % 8}.#", (w, i))
+                if i % 3 == 0:
+                    m.unsubscribe(f"t{i % 8}.#", (w, i))
+        except BaseException as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    def reader() -> None:
+        try:
+            for i in range(600):
+                m.lookup(topics[i % 8])
+        except BaseException as error:  # pragma: no cover
+            errors.append(error)
+
+    _run([threading.Thread(target=writer, args=(w,)) for w in range(4)] + [threading.Thread(target=reader)])
+    assert not errors
+    expected_star = {(w, i) for w in range(4) for i in range(150)}
+    expected_hash = {(w, i) for w in range(4) for i in range(150) if i % 3}
+    assert len(m) == len(expected_star) + len(expected_hash)
+    subs = m.subscriptions()
+    assert set().union(*(subs[f"t{k}.*"] for k in range(8))) == expected_star
+    assert set().union(*(subs[f"t{k}.#"] for k in range(8))) == expected_hash
+    for k in range(8):
+        assert m.lookup(f"t{k}.x") == {p for p in expected_star | expected_hash if p[1] % 8 == k}
+
+
+# A writer cycles through the states {} -> {1} -> {1, 2} -> {1} -> {}: subscriber 2 (on the
+# 'a.*' branch) is only ever present while subscriber 1 (on the '#' branch) is. A lookup of 'a.b'
+# reads both branches at different moments; if it could see a mix of two states it would return
+# {2} alone, a state that never existed.
+VALID_STATES = [frozenset(), frozenset({1}), frozenset({1, 2})]
+
+
+@pytest.mark.parametrize("cache_size", [0, 16])
+def test_lookups_are_linearizable(algorithm: str, cache_size: int) -> None:
+    m = make_matcher(algorithm, "amqp", ["a.b"], cache_size=cache_size)
+    stop = threading.Event()
+    seen: set[frozenset[object]] = set()
+    errors: list[BaseException] = []
+
+    def writer() -> None:
+        try:
+            for _ in range(400):
+                m.subscribe("#", 1)
+                m.subscribe("a.*", 2)
+                m.unsubscribe("a.*", 2)
+                m.unsubscribe("#", 1)
+        except BaseException as error:  # pragma: no cover
+            errors.append(error)
+        finally:
+            stop.set()
+
+    def reader() -> None:
+        try:
+            for _ in range(200_000):
+                seen.add(m.lookup("a.b"))
+                if stop.is_set():
+                    break
+        except BaseException as error:  # pragma: no cover
+            errors.append(error)
+
+    _run([threading.Thread(target=writer), threading.Thread(target=reader), threading.Thread(target=reader)])
+    assert not errors
+    assert seen <= set(VALID_STATES), seen - set(VALID_STATES)
+    assert m.lookup("a.b") == frozenset()
+
+
+def test_snapshots_stay_consistent_while_writers_run(algorithm: str) -> None:
+    m = make_matcher(algorithm, "amqp", ["a.b"])
+    stop = threading.Event()
+    snapshots = []
+    errors: list[BaseException] = []
+
+    def writer() -> None:
+        try:
+            for _ in range(300):
+                m.subscribe("#", 1)
+                m.subscribe("a.*", 2)
+                m.unsubscribe("a.*", 2)
+                m.unsubscribe("#", 1)
+        except BaseException as error:  # pragma: no cover
+            errors.append(error)
+        finally:
+            stop.set()
+
+    def snapshotter() -> None:
+        try:
+            for _ in range(2_000):
+                snap = m.snapshot()
+                snapshots.append((snap, snap.subscriptions(), snap.lookup("a.b")))
+                if stop.is_set():
+                    break
+        except BaseException as error:  # pragma: no cover
+            errors.append(error)
+
+    _run([threading.Thread(target=writer), threading.Thread(target=snapshotter)])
+    assert not errors
+    assert snapshots
+    valid = [{}, {"#": {1}}, {"#": {1}, "a.*": {2}}]
+    for snap, subs_then, lookup_then in snapshots:
+        assert subs_then in valid
+        # A snapshot never moves: the same answers now, after all the writes.
+        assert snap.subscriptions() == subs_then
+        assert snap.lookup("a.b") == lookup_then == frozenset().union(*subs_then.values())
+        assert len(snap) == sum(len(s) for s in subs_then.values())
+
+
+def test_cstrie_snapshot_is_constant_time() -> None:
+    """Taking a cstrie snapshot does not walk the trie: its cost does not grow with the size."""
+    m = Matcher("cstrie")
+    for i in range(20_000):
+        m.subscribe(f"s.{i}.*", i)
+    index = m._index  # the frozen root is shared, not copied
+    snap = m.snapshot()
+    assert snap._index._root.main is index._root.main  # type: ignore[attr-defined]
+    m.subscribe("s.0.*", "new")
+    assert snap.lookup("s.0.x") == {0}
+    assert m.lookup("s.0.x") == {0, "new"}
+
+
+def test_many_threads_snapshot_at_once() -> None:
+    m = Matcher("cstrie")
+    for i in range(200):
+        m.subscribe(f"k.{i}", i)
+    results: list[int] = []
+    lock = threading.Lock()
+
+    def take() -> None:
+        n = len(m.snapshot().subscriptions())
+        with lock:
+            results.append(n)
+
+    threads: list[threading.Thread] = [threading.Thread(target=take) for _ in range(100)]
+    _run(threads)
+    assert results == [200] * 100

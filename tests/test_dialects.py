@@ -1,0 +1,242 @@
+"""The dialect rules, case by case, and the errors for bad input."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+
+from topicmatch import (
+    ConfigurationError,
+    InvalidPatternError,
+    InvalidTopicError,
+    Matcher,
+    TopicMatchError,
+    make_dialect,
+)
+
+# (pattern, topic, matches?)
+AMQP_CASES = [
+    ("", "", True),
+    ("#", "", True),
+    ("*", "", False),
+    ("a.#", "a", True),
+    ("a.#", "a.b.c", True),
+    ("#.a", "a", True),
+    ("a..b", "a..b", True),
+    ("a.*.b", "a..b", True),
+    ("a.*", "a", False),
+    ("a*", "ab", False),
+    ("a*", "a*", True),
+    ("*", "*", True),
+    ("#", "#", True),
+    ("a.#.b.#", "a.b", True),
+    ("a.#.b.#", "a.x.y.b.z", True),
+    ("#.#", "", True),
+    ("#.#", "a.b", True),
+    ("*.#", "", False),
+    ("#.*", "a", True),
+    ("#.*", "", False),
+    ("A", "a", False),
+    ("#", "$SYS.x", True),
+    ("*.b", "$x.b", True),
+    (".", ".", True),
+    ("", ".", False),
+    ("*", ".", False),
+    ("*.*", ".", True),
+]
+MQTT_CASES = [
+    ("a/#", "a", True),
+    ("a/#", "a/b/c", True),
+    ("#", "a", True),
+    ("#", "$SYS/b", False),
+    ("+/b", "$SYS/b", False),
+    ("$SYS/#", "$SYS/b", True),
+    ("$SYS/+", "$SYS/b", True),
+    ("+", "/", False),
+    ("+/+", "/", True),
+    ("/+", "/a", True),
+    ("a//b", "a//b", True),
+    ("a/+/b", "a//b", True),
+    ("$share/g/a/+", "a/b", True),
+    ("$share/g/#", "$SYS/x", False),
+    ("*", "*", True),
+    ("+", "*", True),
+    ("a/+", "a", False),
+    ("#", "/", True),
+    ("+/#", "a", True),
+]
+NATS_CASES = [
+    ("a.>", "a", False),
+    ("a.>", "a.b", True),
+    ("a.>", "a.b.c", True),
+    (">", "a", True),
+    ("*", "a", True),
+    ("a*", "ab", False),
+    ("a*", "a*", True),
+    ("*", "*", True),
+    (">", ">", True),
+    ("a.*", "a..b", False),
+    ("a.*.b", "a..b", False),
+    (">", "a..b", False),
+    ("$x.*", "$x.a", True),
+    ("*.b", "$x.b", True),
+]
+
+
+@pytest.mark.parametrize(("pattern", "topic", "expected"), AMQP_CASES)
+def test_amqp_rules(
+    matcher_factory: Callable[..., Matcher], pattern: str, topic: str, expected: bool
+) -> None:
+    m = matcher_factory("amqp", [topic])
+    m.subscribe(pattern, 1)
+    assert (m.lookup(topic) == {1}) is expected
+
+
+@pytest.mark.parametrize(("pattern", "topic", "expected"), MQTT_CASES)
+def test_mqtt_rules(
+    matcher_factory: Callable[..., Matcher], pattern: str, topic: str, expected: bool
+) -> None:
+    m = matcher_factory("mqtt", [topic])
+    m.subscribe(pattern, 1)
+    assert (m.lookup(topic) == {1}) is expected
+
+
+@pytest.mark.parametrize(("pattern", "topic", "expected"), NATS_CASES)
+def test_nats_rules(
+    matcher_factory: Callable[..., Matcher], pattern: str, topic: str, expected: bool
+) -> None:
+    m = matcher_factory("nats", [topic])
+    m.subscribe(pattern, 1)
+    assert (m.lookup(topic) == {1}) is expected
+
+
+@pytest.mark.parametrize(
+    ("dialect", "pattern", "reason"),
+    [
+        ("amqp", "a" * 256, "256 bytes"),
+        ("amqp", "é" * 128, "256 bytes"),
+        ("mqtt", "", "empty"),
+        ("mqtt", "a+", "whole level"),
+        ("mqtt", "#a", "whole level"),
+        ("mqtt", "a/#/b", "last level"),
+        ("mqtt", "a/b#", "whole level"),
+        ("mqtt", "$share/g", "$share/<group>/<filter>"),
+        ("mqtt", "$share//a", "share group"),
+        ("mqtt", "$share/g+/a", "share group"),
+        ("mqtt", "$share/g/", "must not be empty"),
+        ("mqtt", "a\x00b", "U+0000"),
+        ("mqtt", "a\x1fb", "U+001F"),
+        ("mqtt", "a\ufffeb", "U+FFFE"),
+        ("nats", "", "empty"),
+        ("nats", "a..b", "empty tokens"),
+        ("nats", "a.", "empty tokens"),
+        ("nats", ".a", "empty tokens"),
+        ("nats", "a.>.b", "last token"),
+        ("nats", "a b", "whitespace"),
+        ("amqp", "x" * 10, None),  # valid: a control for the parametrisation
+    ],
+)
+def test_invalid_patterns(dialect: str, pattern: str, reason: str | None) -> None:
+    m = Matcher(dialect=dialect)
+    if reason is None:
+        assert m.subscribe(pattern, 1) is True
+        return
+    with pytest.raises(InvalidPatternError) as info:
+        m.subscribe(pattern, 1)
+    assert info.value.dialect == dialect
+    assert reason in str(info.value)
+    assert isinstance(info.value, TopicMatchError)
+    assert isinstance(info.value, ValueError)
+    assert len(m) == 0
+    assert m.subscriptions() == {}
+
+
+@pytest.mark.parametrize(
+    ("dialect", "topic", "pedantic", "reason"),
+    [
+        ("amqp", "a" * 256, False, "bytes"),
+        ("mqtt", "", False, "empty"),
+        ("mqtt", "a/+", False, "must not contain"),
+        ("mqtt", "a/#", False, "must not contain"),
+        ("mqtt", "a+b", False, "must not contain"),
+        ("mqtt", "a\x00", False, "U+0000"),
+        ("nats", "", False, "empty"),
+        ("nats", "a b", False, "whitespace"),
+        ("nats", "a..b", True, "empty tokens"),
+        ("nats", "a.*", True, "wildcards"),
+        ("nats", "a.>", True, "wildcards"),
+    ],
+)
+def test_invalid_topics(algorithm: str, dialect: str, topic: str, pedantic: bool, reason: str) -> None:
+    options = {"pedantic": True} if pedantic else {}
+    if algorithm == "inverted_bitmap":
+        options["topics"] = ["a"]  # type: ignore[assignment]
+    m = Matcher(algorithm, dialect, **options)  # type: ignore[arg-type]
+    m.subscribe(">" if dialect == "nats" else "#", 1)
+    with pytest.raises(InvalidTopicError, match=re.escape(reason)) as info:
+        m.lookup(topic)
+    assert info.value.dialect == dialect
+    with pytest.raises(InvalidTopicError):
+        m.lookup_many(["a", topic])
+
+
+def test_nats_non_pedantic_accepts_what_pedantic_rejects() -> None:
+    m = Matcher(dialect="nats")
+    m.subscribe(">", 1)
+    m.subscribe("a.*", 2)
+    assert m.lookup("a..b") == frozenset()  # accepted, delivered to nobody
+    assert m.lookup("a.*") == {1, 2}  # '*' is a literal token here
+
+
+def test_limits_are_configurable_and_explicit() -> None:
+    m = Matcher(max_bytes=1000, max_words=3)
+    assert dict(m.limits) == {"max_bytes": 1000, "max_words": 3}
+    m.subscribe("a" * 300, 1)
+    with pytest.raises(InvalidPatternError, match="4 words; the limit is 3"):
+        m.subscribe("a.b.c.d", 1)
+    with pytest.raises(InvalidTopicError, match="the limit is 3"):
+        m.lookup("a.b.c.d")
+    assert dict(Matcher(dialect="mqtt").limits) == {"max_bytes": 65_535, "max_words": 1_024}
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"algorithm": "btree"},
+        {"dialect": "stomp"},
+        {"max_bytes": 0},
+        {"max_words": -1},
+        {"pedantic": True},
+        {"cache_size": -1},
+        {"algorithm": "trie", "topics": ["a"]},
+        {"algorithm": "inverted_bitmap"},
+    ],
+)
+def test_configuration_errors(kwargs: dict[str, object]) -> None:
+    with pytest.raises(ConfigurationError):
+        Matcher(**kwargs)  # type: ignore[arg-type]
+
+
+def test_non_string_input_is_a_typed_error() -> None:
+    m = Matcher()
+    with pytest.raises(InvalidPatternError, match="must be a str"):
+        m.subscribe(42, 1)  # type: ignore[arg-type]
+    with pytest.raises(InvalidTopicError, match="must be a str"):
+        m.lookup(None)  # type: ignore[arg-type]
+    with pytest.raises(InvalidTopicError, match="must be a str"):
+        m.lookup(["a"])  # type: ignore[arg-type]
+
+
+def test_lone_surrogate_is_rejected() -> None:
+    with pytest.raises(InvalidTopicError, match="surrogate"):
+        Matcher().lookup("a\ud800")
+
+
+def test_dialect_objects() -> None:
+    d = make_dialect("nats", pedantic=True)
+    assert d.separator == "."
+    assert d.pedantic
+    assert not d.dollar_rule
+    assert "pedantic=True" in repr(d)

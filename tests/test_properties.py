@@ -1,0 +1,153 @@
+"""Every algorithm equals the brute-force reference, on random patterns and topics of each dialect."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+from topicmatch import ALGORITHMS, DIALECTS, Matcher
+
+from .conftest import make_matcher
+from .reference import MATCHES
+from .strategies import PATTERNS, TOPICS
+
+
+def _expected(dialect: str, pairs: set[tuple[str, int]], topic: str) -> set[int]:
+    matches = MATCHES[dialect]
+    return {s for p, s in pairs if matches(p, topic)}
+
+
+def _check_dialect(dialect: str, data: st.DataObject) -> None:
+    subs = data.draw(
+        st.lists(st.tuples(PATTERNS[dialect](), st.integers(0, 4)), max_size=25), label="subscriptions"
+    )
+    removed = data.draw(
+        st.lists(st.sampled_from(subs), max_size=5) if subs else st.just([]), label="unsubscribed"
+    )
+    topics = data.draw(st.lists(TOPICS[dialect](), min_size=1, max_size=15), label="topics")
+    pairs = set(subs) - set(removed)
+    for algorithm in ALGORITHMS:
+        m = make_matcher(algorithm, dialect, topics)
+        for pattern, subscriber in subs:
+            m.subscribe(pattern, subscriber)
+        for pattern, subscriber in removed:
+            m.unsubscribe(pattern, subscriber)
+        assert len(m) == len(pairs), algorithm
+        for topic in topics:
+            assert m.lookup(topic) == _expected(dialect, pairs, topic), (algorithm, topic)
+        assert m.lookup_many(topics) == [m.lookup(t) for t in topics], algorithm
+        expected_subs: dict[str, set[int]] = {}
+        for p, s in pairs:
+            expected_subs.setdefault(p, set()).add(s)
+        assert m.subscriptions() == expected_subs, algorithm
+        assert m.topics() == sorted(expected_subs), algorithm
+
+
+@given(st.data())
+def test_amqp_equals_reference(data: st.DataObject) -> None:
+    _check_dialect("amqp", data)
+
+
+@given(st.data())
+def test_mqtt_equals_reference(data: st.DataObject) -> None:
+    _check_dialect("mqtt", data)
+
+
+@given(st.data())
+def test_nats_equals_reference(data: st.DataObject) -> None:
+    _check_dialect("nats", data)
+
+
+@given(
+    st.lists(st.sampled_from(["a", "b", "#", "*", ""]), max_size=8),
+    st.lists(st.sampled_from(["a", "b", ""]), max_size=8),
+)
+def test_many_hashes_anywhere(pattern_words: list[str], topic_words: list[str]) -> None:
+    """AMQP patterns dense with '#' (where backtracking bugs hide), against the reference."""
+    pattern, topic = ".".join(pattern_words), ".".join(topic_words)
+    expected = {1} if MATCHES["amqp"](pattern, topic) else set()
+    for algorithm in ALGORITHMS:
+        m = make_matcher(algorithm, "amqp", [topic])
+        m.subscribe(pattern, 1)
+        assert m.lookup(topic) == expected, (algorithm, pattern, topic)
+
+
+class _SubscriptionMachine(RuleBasedStateMachine):
+    """Random subscribe/unsubscribe/lookup sequences on every algorithm at once, against a model."""
+
+    dialect = "amqp"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pairs: set[tuple[str, int]] = set()
+        self.matchers: dict[str, Matcher] = {}
+
+    @initialize(space=st.lists(st.just(None), max_size=0))
+    def make(self, space: list[None]) -> None:
+        # A fixed topic space for the inverted bitmap: the lookups below draw from it.
+        self.space = sorted(set(_SPACE[self.dialect]))
+        for algorithm in ALGORITHMS:
+            self.matchers[algorithm] = make_matcher(algorithm, self.dialect, self.space)
+
+    @rule(data=st.data(), subscriber=st.integers(0, 3))
+    def subscribe(self, data: st.DataObject, subscriber: int) -> None:
+        pattern = data.draw(PATTERNS[self.dialect]())
+        new = (pattern, subscriber) not in self.pairs
+        self.pairs.add((pattern, subscriber))
+        for algorithm, m in self.matchers.items():
+            assert m.subscribe(pattern, subscriber) is new, algorithm
+
+    @rule(data=st.data())
+    def unsubscribe(self, data: st.DataObject) -> None:
+        if not self.pairs:
+            return
+        pattern, subscriber = data.draw(st.sampled_from(sorted(self.pairs)))
+        self.pairs.discard((pattern, subscriber))
+        for algorithm, m in self.matchers.items():
+            assert m.unsubscribe(pattern, subscriber) is True, algorithm
+            assert m.unsubscribe(pattern, subscriber) is False, algorithm
+
+    @rule(data=st.data())
+    def lookup(self, data: st.DataObject) -> None:
+        topic = data.draw(st.sampled_from(self.space))
+        expected = _expected(self.dialect, self.pairs, topic)
+        for algorithm, m in self.matchers.items():
+            assert m.lookup(topic) == expected, (algorithm, topic)
+
+    @invariant()
+    def sizes_agree(self) -> None:
+        for algorithm, m in self.matchers.items():
+            assert len(m) == len(self.pairs), algorithm
+
+
+_SPACE = {
+    "amqp": ["", "a", "b", "a.b", "a..b", "a.b.cd", "#", "*", "a.*", "$x.a", ".", "a.b.a.b"],
+    "mqtt": ["a", "b", "a/b", "a//b", "a/b/cd", "$x/a", "$SYS/b", "/", "*", "a/b/a/b"],
+    "nats": ["a", "b", "a.b", "a.b.cd", "$x.a", "*", ">", "a.*", "a*.b", "a..b", "a.b.a.b"],
+}
+
+
+class AmqpMachine(_SubscriptionMachine):
+    dialect = "amqp"
+
+
+class MqttMachine(_SubscriptionMachine):
+    dialect = "mqtt"
+
+
+class NatsMachine(_SubscriptionMachine):
+    dialect = "nats"
+
+
+TestAmqpStateful = AmqpMachine.TestCase
+TestMqttStateful = MqttMachine.TestCase
+TestNatsStateful = NatsMachine.TestCase
+for _case in (TestAmqpStateful, TestMqttStateful, TestNatsStateful):
+    _case.settings = settings(_case.settings, stateful_step_count=30)
+
+
+def test_dialects_listed() -> None:
+    assert set(DIALECTS) == set(MATCHES) == set(PATTERNS)
+    assert "default" in ALGORITHMS
+    assert Matcher().algorithm == "default"
