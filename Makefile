@@ -25,8 +25,8 @@ demo: venv  ## the main job on its embedded default: match generated data, every
 	$(VENV)/bin/topicmatch demo
 
 check: venv  ## lint (ruff), format check and strict typing (mypy)
-	$(VENV)/bin/ruff check src tests
-	$(VENV)/bin/ruff format --check src tests
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks
 	$(VENV)/bin/mypy
 
 test: venv brokers check  ## the whole suite, broker conformance included
@@ -39,8 +39,8 @@ test-brokers: venv brokers  ## only the conformance tests against the real broke
 	$(PY) -m pytest -m brokers tests/brokers
 
 format: venv  ## reformat the code
-	$(VENV)/bin/ruff format src tests
-	$(VENV)/bin/ruff check --fix src tests
+	$(VENV)/bin/ruff format src tests benchmarks
+	$(VENV)/bin/ruff check --fix src tests benchmarks
 
 clean:  ## remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build src/*.egg-info

@@ -152,7 +152,7 @@ class _Server:
         """Start a process in its own session, output to the broker's log."""
         log = self.log_path.open("ab")
         self._log_files.append(log)
-        proc = subprocess.Popen(  # noqa: S603 - fixed argv, no shell
+        proc = subprocess.Popen(  # fixed argv, no shell
             argv,
             stdin=subprocess.DEVNULL,
             stdout=log,
@@ -284,7 +284,9 @@ class NatsServer(_Server):
 
     def _launch(self) -> None:
         self.port = free_port()
-        self._spawn([NATS_SERVER, "-a", HOST, "-p", str(self.port), "-n", f"topicmatch-{uuid.uuid4().hex[:8]}"])
+        self._spawn(
+            [NATS_SERVER, "-a", HOST, "-p", str(self.port), "-n", f"topicmatch-{uuid.uuid4().hex[:8]}"]
+        )
         self._wait_ready("NATS INFO")
 
     def _ready(self) -> bool:
