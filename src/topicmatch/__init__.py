@@ -40,3 +40,19 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+# Show the public names in tracebacks and reprs (topicmatch.InvalidPatternError, not the private
+# module it is defined in).
+for _public in (
+    ConfigurationError,
+    InvalidPatternError,
+    InvalidSubscriberError,
+    InvalidTopicError,
+    TopicMatchError,
+    UnknownTopicError,
+    Matcher,
+    MatcherSnapshot,
+    Dialect,
+):
+    _public.__module__ = __name__
+del _public
