@@ -49,7 +49,7 @@ service_pids() {
         if id -u "$user" >/dev/null 2>&1; then
             pgrep -u "$user" || true
         fi
-    done | sort -n
+    done | sort
 }
 
 before_pids="$(service_pids)"

@@ -34,10 +34,12 @@ def amqp_matches(pattern: str, topic: str) -> bool:
 
 
 def mqtt_matches(pattern: str, topic: str) -> bool:
+    t = tuple(topic.split("/"))
     if pattern.startswith("$share/"):
+        if t[0].startswith("$"):
+            return False  # Mosquitto never delivers a '$' topic to a shared subscription
         pattern = pattern.split("/", 2)[2]
     p = tuple(pattern.split("/"))
-    t = tuple(topic.split("/"))
     if t[0].startswith("$") and p[0] in ("+", "#"):
         return False
     return _match_words(p, t, "+", "#", 0)

@@ -54,6 +54,11 @@ _MQTT_BAD_CHAR = re.compile(
 )
 _NATS_WHITESPACE = re.compile(r"[ \t\r\n\f\v]")
 
+# Mosquitto never delivers a '$' topic to a shared subscription, so a shared filter whose first
+# level starts with '$' matches nothing at all. We express that with a first word no topic can
+# have: U+0000 is rejected in every MQTT string, so every algorithm handles it without a rule.
+_NO_TOPIC_HAS_THIS_LEVEL: Final = "\x00$share"
+
 
 class Dialect:
     """Parsing and validation rules of one broker's topics and patterns, with their limits.
@@ -146,6 +151,8 @@ class Dialect:
             levels = levels[2:]
             if levels == [""]:
                 raise bad("mqtt", pattern, "the filter of a shared subscription must not be empty")
+            if levels[0].startswith("$"):
+                levels[0] = _NO_TOPIC_HAS_THIS_LEVEL
         self._check_words(pattern, len(levels), bad)
         tokens: list[Token] = []
         last = len(levels) - 1

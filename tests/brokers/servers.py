@@ -34,6 +34,7 @@ import time
 import uuid
 from pathlib import Path
 from types import TracebackType
+from typing import IO
 
 HOST = "127.0.0.1"
 
@@ -51,6 +52,12 @@ INSTALL_HINT = "run `bash scripts/install-brokers.sh` (as root) to install the b
 class BrokerStartError(RuntimeError):
     """A broker did not start, or did not accept connections in time."""
 
+    def __init__(self, message: str, *, exited: bool = False) -> None:
+        super().__init__(message)
+        #: The broker process died during start-up (e.g. its port was taken
+        #: between choosing and binding it): worth another try on new ports.
+        self.exited = exited
+
 
 def _which(program: str) -> str | None:
     """Resolve ``program`` on PATH (plus the sbin dirs) or as a path."""
@@ -58,6 +65,14 @@ def _which(program: str) -> str | None:
         return program if os.access(program, os.X_OK) else None
     path = os.environ.get("PATH", os.defpath) + os.pathsep + "/usr/sbin:/sbin"
     return shutil.which(program, path=path)
+
+
+def _resolve(program: str) -> str:
+    """Full path of ``program`` (Debian puts mosquitto and nats-server in /usr/sbin)."""
+    path = _which(program)
+    if path is None:
+        raise BrokerStartError(f"{program} not found; {INSTALL_HINT}")
+    return path
 
 
 def missing_binaries(broker: str) -> list[str]:
@@ -129,15 +144,18 @@ class _Server:
     """Common life cycle: temp dir, processes started by us, bounded waits."""
 
     name = "broker"
+    #: Key for :func:`missing_binaries`.
+    binary_key = ""
     start_timeout = 30.0
     stop_timeout = 15.0
+    start_attempts = 3
 
     def __init__(self) -> None:
         self.host = HOST
         self.port = 0
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._procs: list[subprocess.Popen[bytes]] = []
-        self._log_files: list[object] = []
+        self._log_files: list[IO[bytes]] = []
 
     @property
     def tmpdir(self) -> Path:
@@ -164,10 +182,13 @@ class _Server:
         self._procs.append(proc)
         return proc
 
-    def _fail(self, why: str) -> BrokerStartError:
-        return BrokerStartError(
-            f"{self.name} on {self.host}:{self.port} {why}\n--- log tail ---\n{_log_tail(self.log_path)}"
-        )
+    def _log_paths(self) -> list[Path]:
+        """Logs worth showing when start-up fails."""
+        return [self.log_path]
+
+    def _fail(self, why: str, *, exited: bool = False) -> BrokerStartError:
+        tails = "\n".join(f"--- {path.name} (tail) ---\n{_log_tail(path)}" for path in self._log_paths())
+        return BrokerStartError(f"{self.name} on {self.host}:{self.port} {why}\n{tails}", exited=exited)
 
     def _wait_ready(self, probe: str) -> None:
         """Poll :meth:`_ready` until it answers, a process dies, or time runs out."""
@@ -176,9 +197,11 @@ class _Server:
         while time.monotonic() < deadline:
             for proc in self._procs:
                 if proc.poll() is not None:
-                    raise self._fail(f"exited with status {proc.returncode} during start-up")
+                    raise self._fail(f"exited with status {proc.returncode} during start-up", exited=True)
             try:
                 if self._ready():
+                    if any(proc.poll() is not None for proc in self._procs):
+                        continue  # someone else answered on our port: report the exit
                     return
                 last_error = f"{probe} not answered yet"
             except OSError as exc:
@@ -187,25 +210,34 @@ class _Server:
         raise self._fail(f"did not accept connections within {self.start_timeout:.0f}s ({last_error})")
 
     def _ready(self) -> bool:
-        with socket.create_connection((self.host, self.port), timeout=2):
-            return True
+        """Whether the broker answers its protocol's greeting on ``self.port``."""
+        raise NotImplementedError
 
     def _launch(self) -> None:
         raise NotImplementedError
 
     def start(self) -> None:
-        """Start the broker and wait until it accepts connections."""
+        """Start the broker and wait until it accepts connections.
+
+        Free ports are chosen before the broker binds them, so another
+        process may take one in between; if the broker exits during start-up
+        it is tried again on new ports (at most ``start_attempts`` times).
+        """
         missing = missing_binaries(self.binary_key)
         if missing:
             raise BrokerStartError(f"{self.name}: missing {', '.join(missing)}; {INSTALL_HINT}")
-        self._tmp = tempfile.TemporaryDirectory(prefix=f"topicmatch-{self.name}-")
-        try:
-            self._launch()
-        except BaseException:
-            self.stop()
-            raise
-
-    binary_key = ""
+        for attempt in range(1, self.start_attempts + 1):
+            self._tmp = tempfile.TemporaryDirectory(prefix=f"topicmatch-{self.name}-")
+            try:
+                self._launch()
+                return
+            except BrokerStartError as exc:
+                self.stop()
+                if not exc.exited or attempt == self.start_attempts:
+                    raise
+            except BaseException:
+                self.stop()
+                raise
 
     def _before_stop(self) -> None:
         """Hook: extra processes to stop first (RabbitMQ's VM)."""
@@ -219,9 +251,7 @@ class _Server:
                 _stop_process(proc, self.stop_timeout)
             self._procs.clear()
             for log in self._log_files:
-                close = getattr(log, "close", None)
-                if close is not None:
-                    close()
+                log.close()
             self._log_files.clear()
             if self._tmp is not None:
                 self._tmp.cleanup()
@@ -272,8 +302,19 @@ class MosquittoServer(_Server):
                 ]
             )
         )
-        self._spawn([MOSQUITTO, "-c", str(conf)])
-        self._wait_ready("MQTT listener")
+        self._spawn([_resolve(MOSQUITTO), "-c", str(conf)])
+        self._wait_ready("MQTT CONNECT")
+
+    def _ready(self) -> bool:
+        """Ready once an MQTT 3.1.1 CONNECT gets a CONNACK."""
+        with socket.create_connection((self.host, self.port), timeout=2) as sock:
+            sock.settimeout(2)
+            # CONNECT: "MQTT", level 4, clean session, keep-alive 10 s, client id "ready".
+            body = b"\x00\x04MQTT\x04\x02\x00\x0a\x00\x05ready"
+            sock.sendall(bytes([0x10, len(body)]) + body)
+            answer = sock.recv(4)
+            sock.sendall(b"\xe0\x00")  # DISCONNECT
+            return answer[:1] == b"\x20"
 
 
 class NatsServer(_Server):
@@ -285,7 +326,15 @@ class NatsServer(_Server):
     def _launch(self) -> None:
         self.port = free_port()
         self._spawn(
-            [NATS_SERVER, "-a", HOST, "-p", str(self.port), "-n", f"topicmatch-{uuid.uuid4().hex[:8]}"]
+            [
+                _resolve(NATS_SERVER),
+                "-a",
+                HOST,
+                "-p",
+                str(self.port),
+                "-n",
+                f"topicmatch-{uuid.uuid4().hex[:8]}",
+            ]
         )
         self._wait_ready("NATS INFO")
 
@@ -336,7 +385,8 @@ class RabbitMQServer(_Server):
             "\n".join(
                 [
                     f"listeners.tcp.1 = {HOST}:{self.port}",
-                    "log.console = false",
+                    "log.console = true",
+                    "log.console.level = warning",
                     "log.file.level = info",
                     "",
                 ]
@@ -362,10 +412,8 @@ class RabbitMQServer(_Server):
             "RABBITMQ_PID_FILE": str(self.pid_file),
             "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS": "-kernel inet_dist_use_interface {127,0,0,1}",
         }
-        epmd = _which(EPMD)
-        assert epmd is not None
-        self._spawn([epmd, "-port", str(self.epmd_port), "-address", HOST], env=env)
-        self._spawn([RABBITMQ_SERVER], env=env)
+        self._spawn([_resolve(EPMD), "-port", str(self.epmd_port), "-address", HOST], env=env)
+        self._spawn([_resolve(RABBITMQ_SERVER)], env=env)
         self._wait_ready("AMQP handshake")
 
     def _ready(self) -> bool:
@@ -377,12 +425,9 @@ class RabbitMQServer(_Server):
             # Method frame (type 1) on channel 0.
             return frame[:3] == b"\x01\x00\x00"
 
-    def _log_path_candidates(self) -> list[Path]:
+    def _log_paths(self) -> list[Path]:
+        """The start script's output and the node's own log files."""
         return [self.log_path, *sorted((self.tmpdir / "logs").glob("*.log"))]
-
-    def _fail(self, why: str) -> BrokerStartError:
-        tails = "\n".join(f"--- {p.name} ---\n{_log_tail(p)}" for p in self._log_path_candidates())
-        return BrokerStartError(f"{self.name} on {self.host}:{self.port} {why}\n{tails}")
 
     def _before_stop(self) -> None:
         """Stop the Erlang VM by its PID first: the start script only forwards SIGTERM."""
@@ -390,6 +435,9 @@ class RabbitMQServer(_Server):
             return
         try:
             pid = int(self.pid_file.read_text().strip())
+            # Guard against a recycled PID: it must still be an Erlang VM.
+            if b"beam" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return
         except (OSError, ValueError):
             return
         _stop_pid(pid, self.stop_timeout)
