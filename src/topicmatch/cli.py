@@ -7,12 +7,14 @@ errors), so it is testable in-process. Errors print one line to stderr, never a 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TextIO
 
 from . import __version__
+from ._cliutil import UsageError
 from ._demo import run_demo
 from ._dialects import DIALECTS
 from ._errors import TopicMatchError
@@ -21,8 +23,9 @@ from ._matcher import ALGORITHMS, Matcher
 __all__ = ["main"]
 
 
-class _UsageError(Exception):
-    """A problem with the command's input, reported as one line with exit code 2."""
+#: Modules that add top-level commands through ``add_commands(subparsers)`` (see _cliutil).
+#: They are imported at start-up, so they import their heavy dependencies inside their runners.
+COMMAND_MODULES: tuple[str, ...] = ("topicmatch.bench._cli",)
 
 
 def _add_matcher_options(parser: argparse.ArgumentParser) -> None:
@@ -82,6 +85,8 @@ def _build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seconds", type=float, default=3.0, help="time bound per algorithm (default: 3)")
     demo.add_argument("--seed", type=int, default=7, help="random seed (default: 7)")
     demo.set_defaults(run=_run_demo)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).add_commands(commands)
     return parser
 
 
@@ -93,13 +98,13 @@ def _read_subscriptions(lines: Iterable[str], source: str, matcher: Matcher) -> 
             continue
         pattern, tab, subscriber = line.partition("\t")
         if not tab:
-            raise _UsageError(f"{source}:{number}: expected 'pattern<TAB>subscriber', found no tab")
+            raise UsageError(f"{source}:{number}: expected 'pattern<TAB>subscriber', found no tab")
         if not subscriber:
-            raise _UsageError(f"{source}:{number}: the subscriber is empty")
+            raise UsageError(f"{source}:{number}: the subscriber is empty")
         try:
             matcher.subscribe(pattern, subscriber)
         except TopicMatchError as error:
-            raise _UsageError(f"{source}:{number}: {error}") from None
+            raise UsageError(f"{source}:{number}: {error}") from None
         count += 1
     return count
 
@@ -116,22 +121,22 @@ def _run_match(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, stder
     try:
         matcher = Matcher(options.algorithm, options.dialect, pedantic=options.pedantic)
     except TopicMatchError as error:
-        raise _UsageError(str(error)) from None
+        raise UsageError(str(error)) from None
     if options.algorithm == "inverted_bitmap":
-        raise _UsageError("inverted_bitmap needs its topic space up front; use another algorithm here")
+        raise UsageError("inverted_bitmap needs its topic space up front; use another algorithm here")
     source = options.subscriptions
     if source == "-":
         if not options.topics:
-            raise _UsageError("subscriptions from stdin need the topics as arguments")
+            raise UsageError("subscriptions from stdin need the topics as arguments")
         _read_subscriptions(stdin, "<stdin>", matcher)
     else:
         try:
             with open(source, encoding="utf-8") as handle:
                 _read_subscriptions(handle, source, matcher)
         except OSError as error:
-            raise _UsageError(f"cannot read {source}: {error.strerror}") from None
+            raise UsageError(f"cannot read {source}: {error.strerror}") from None
         except UnicodeDecodeError:
-            raise _UsageError(f"{source} is not UTF-8 text") from None
+            raise UsageError(f"{source} is not UTF-8 text") from None
     status = 0
     for topic in _topics_from(options.topics, stdin):
         try:
@@ -149,7 +154,7 @@ def _run_match(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, stder
 
 def _run_demo(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
     if options.messages < 1 or options.seconds <= 0:
-        raise _UsageError("--messages must be >= 1 and --seconds > 0")
+        raise UsageError("--messages must be >= 1 and --seconds > 0")
     return run_demo(options.messages, options.seconds, options.seed, stdout, stderr)
 
 
@@ -161,7 +166,7 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
     options = _build_parser().parse_args(argv)
     try:
         return int(options.run(options, stdin, stdout, stderr))
-    except _UsageError as error:
+    except UsageError as error:
         print(f"topicmatch: {error}", file=stderr)
         return 2
     except KeyboardInterrupt:
