@@ -76,24 +76,25 @@ def test_no_subscription_is_lost(algorithm: str) -> None:
 VALID_STATES = [frozenset(), frozenset({1}), frozenset({1, 2})]
 
 
+def _cycling_writer(m: Matcher, rounds: int, stop: threading.Event, errors: list[BaseException]) -> None:
+    try:
+        for _ in range(rounds):
+            m.subscribe("#", 1)
+            m.subscribe("a.*", 2)
+            m.unsubscribe("a.*", 2)
+            m.unsubscribe("#", 1)
+    except BaseException as error:  # pragma: no cover - reported by the test
+        errors.append(error)
+    finally:
+        stop.set()
+
+
 @pytest.mark.parametrize("cache_size", [0, 16])
 def test_lookups_are_linearizable(algorithm: str, cache_size: int) -> None:
     m = make_matcher(algorithm, "amqp", ["a.b"], cache_size=cache_size)
     stop = threading.Event()
     seen: set[frozenset[object]] = set()
     errors: list[BaseException] = []
-
-    def writer() -> None:
-        try:
-            for _ in range(400):
-                m.subscribe("#", 1)
-                m.subscribe("a.*", 2)
-                m.unsubscribe("a.*", 2)
-                m.unsubscribe("#", 1)
-        except BaseException as error:  # pragma: no cover
-            errors.append(error)
-        finally:
-            stop.set()
 
     def reader() -> None:
         try:
@@ -104,7 +105,8 @@ def test_lookups_are_linearizable(algorithm: str, cache_size: int) -> None:
         except BaseException as error:  # pragma: no cover
             errors.append(error)
 
-    _run([threading.Thread(target=writer), threading.Thread(target=reader), threading.Thread(target=reader)])
+    writer = threading.Thread(target=_cycling_writer, args=(m, 400, stop, errors))
+    _run([writer, threading.Thread(target=reader), threading.Thread(target=reader)])
     assert not errors
     assert seen <= set(VALID_STATES), seen - set(VALID_STATES)
     assert m.lookup("a.b") == frozenset()
@@ -116,18 +118,6 @@ def test_snapshots_stay_consistent_while_writers_run(algorithm: str) -> None:
     snapshots = []
     errors: list[BaseException] = []
 
-    def writer() -> None:
-        try:
-            for _ in range(300):
-                m.subscribe("#", 1)
-                m.subscribe("a.*", 2)
-                m.unsubscribe("a.*", 2)
-                m.unsubscribe("#", 1)
-        except BaseException as error:  # pragma: no cover
-            errors.append(error)
-        finally:
-            stop.set()
-
     def snapshotter() -> None:
         try:
             for _ in range(2_000):
@@ -138,7 +128,12 @@ def test_snapshots_stay_consistent_while_writers_run(algorithm: str) -> None:
         except BaseException as error:  # pragma: no cover
             errors.append(error)
 
-    _run([threading.Thread(target=writer), threading.Thread(target=snapshotter)])
+    _run(
+        [
+            threading.Thread(target=_cycling_writer, args=(m, 300, stop, errors)),
+            threading.Thread(target=snapshotter),
+        ]
+    )
     assert not errors
     assert snapshots
     valid = [{}, {"#": {1}}, {"#": {1}, "a.*": {2}}]
