@@ -270,14 +270,13 @@ class CSTrieIndex(Index):
         nodes = [self._root.main]
         for word in words:
             nxt: list[_CNode] = []
-            append = nxt.append
             for node in nodes:
                 child = node.children.get(word)
                 if child is not None:
-                    append(child.main)
+                    nxt.append(child.main)
                 child = node.star
                 if child is not None:
-                    append(child.main)
+                    nxt.append(child.main)
             if not nxt:
                 return EMPTY
             nodes = nxt

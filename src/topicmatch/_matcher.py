@@ -8,7 +8,7 @@ anything is changed.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Final
 
@@ -47,6 +47,7 @@ class _Reader:
 
     _index: Index
     _dialect: Dialect
+    _parse_topic: Callable[[str], list[str] | None]
 
     @property
     def dialect(self) -> str:
@@ -54,7 +55,7 @@ class _Reader:
         return self._dialect.name
 
     def _lookup_direct(self, topic: str) -> frozenset[Hashable]:
-        words = self._dialect.parse_topic(topic)
+        words = self._parse_topic(topic)
         if words is None:
             return EMPTY
         try:
@@ -110,6 +111,7 @@ class MatcherSnapshot(_Reader):
     def __init__(self, index: Index, dialect: Dialect) -> None:
         self._index = index
         self._dialect = dialect
+        self._parse_topic = dialect.topic_parser()
 
     def __repr__(self) -> str:
         return f"<MatcherSnapshot {self._index.name} {self.dialect} pairs={len(self)}>"
@@ -150,6 +152,7 @@ class Matcher(_Reader):
                 f"unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}"
             )
         self._dialect = make_dialect(dialect, max_bytes=max_bytes, max_words=max_words, pedantic=pedantic)
+        self._parse_topic = self._dialect.topic_parser()
         self.algorithm = algorithm
         name = DEFAULT_INDEX if algorithm == "default" else algorithm
         dollar = self._dialect.dollar_rule
