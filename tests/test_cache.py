@@ -5,10 +5,16 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from topicmatch import DIALECTS, Matcher
+from topicmatch import DIALECTS, Matcher, make_dialect
+from topicmatch._cache import ResultCache
+from topicmatch._words import pattern_matches
 
 from .reference import MATCHES
+from .strategies import PATTERNS as PATTERN_STRATEGIES
+from .strategies import TOPICS as TOPIC_STRATEGIES
 
 TOPICS = {
     "amqp": ["a.b", "a.c", "b.b", "", "a", "a.b.c", "x"],
@@ -66,3 +72,22 @@ def test_lookup_many_with_and_without_cache() -> None:
         topics = ["a.b", "c", "a.b", "a"]
         assert m.lookup_many(topics) == [{1, 2}, {2}, {1, 2}, {2}]
         assert m.lookup_many(iter(topics)) == [m.lookup(t) for t in topics]
+
+
+@given(st.data())
+def test_invalidation_finds_exactly_the_matching_topics(data: st.DataObject) -> None:
+    """The cache's topic-trie walk agrees with the one-pattern matcher, for every dialect."""
+    dialect = data.draw(st.sampled_from(DIALECTS))
+    d = make_dialect(dialect)
+    topics = data.draw(st.lists(TOPIC_STRATEGIES[dialect](), max_size=20, unique=True))
+    pattern = data.draw(PATTERN_STRATEGIES[dialect]())
+    tokens = d.parse_pattern(pattern)
+    cache = ResultCache(1000, d.dollar_rule)
+    words_of = {}
+    for topic in topics:
+        words = d.parse_topic(topic)
+        cache.store(topic, words, frozenset(), cache.generation)
+        words_of[topic] = words
+    expected = {t for t, w in words_of.items() if w is not None and pattern_matches(tokens, w, d.dollar_rule)}
+    assert cache._matching(tokens) == expected
+    assert all(t in cache.entries for t in topics)

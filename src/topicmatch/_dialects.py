@@ -132,7 +132,10 @@ class Dialect:
         if self.name == "amqp":
             words = pattern.split(".") if pattern else []
             self._check_words(pattern, len(words), InvalidPatternError)
-            return canonical(tuple(STAR if w == "*" else HASH if w == "#" else w for w in words))
+            if "#" not in pattern:
+                # Without '#' every run of wildcards is already canonical: skip the rewrite.
+                return tuple([STAR if w == "*" else w for w in words]) if "*" in pattern else tuple(words)
+            return canonical(tuple([STAR if w == "*" else HASH if w == "#" else w for w in words]))
         if self.name == "mqtt":
             return self._parse_mqtt_filter(pattern)
         return self._parse_nats_subscription(pattern)
@@ -284,10 +287,6 @@ class Dialect:
             return slow(topic)
 
         return parse_nats
-
-    def literal_topic(self, tokens: Tokens) -> str:
-        """The one topic a wildcard-free pattern matches (used for exact cache invalidation)."""
-        return self.separator.join(tokens)  # type: ignore[arg-type]
 
 
 DIALECTS: Final = ("amqp", "mqtt", "nats")

@@ -21,6 +21,7 @@ from ._inverted_bitmap import InvertedBitmapIndex
 from ._naive import NaiveIndex
 from ._optimized_bitmap import OptimizedBitmapIndex
 from ._trie import TrieIndex
+from ._words import Tokens
 
 __all__ = ["ALGORITHMS", "DEFAULT_CACHE_SIZE", "Matcher", "MatcherSnapshot"]
 
@@ -168,7 +169,7 @@ class Matcher(_Reader):
             cache_size = DEFAULT_CACHE_SIZE if algorithm == "default" else 0
         if not isinstance(cache_size, int) or cache_size < 0:
             raise ConfigurationError(f"cache_size must be an int >= 0, not {cache_size!r}")
-        self._cache = ResultCache(cache_size) if cache_size else None
+        self._cache = ResultCache(cache_size, dollar) if cache_size else None
         if self._cache is not None:
             # Bind the cached paths on the instance: the hot path then costs one dict lookup.
             self.lookup = self._lookup_cached  # type: ignore[method-assign]
@@ -192,6 +193,8 @@ class Matcher(_Reader):
         """
         tokens = self._dialect.parse_pattern(pattern)
         _check_subscriber(subscriber)
+        if self._cache is None:
+            return self._index.add(pattern, tokens, subscriber)
         return self._write(tokens, lambda: self._index.add(pattern, tokens, subscriber))
 
     def unsubscribe(self, pattern: str, subscriber: Hashable) -> bool:
@@ -202,15 +205,13 @@ class Matcher(_Reader):
         """
         tokens = self._dialect.parse_pattern(pattern)
         _check_subscriber(subscriber)
+        if self._cache is None:
+            return self._index.remove(pattern, tokens, subscriber)
         return self._write(tokens, lambda: self._index.remove(pattern, tokens, subscriber))
 
-    def _write(self, tokens: tuple[object, ...], commit: object) -> bool:
-        assert callable(commit)
-        cache = self._cache
-        if cache is None:
-            return bool(commit())
-        d = self._dialect
-        return cache.write(tokens, commit, d.literal_topic, d.parse_topic, d.dollar_rule)  # type: ignore[arg-type]
+    def _write(self, tokens: Tokens, commit: Callable[[], bool]) -> bool:
+        assert self._cache is not None
+        return self._cache.write(tokens, commit)
 
     def extend_topic_space(self, topics: Iterable[str]) -> int:
         """inverted_bitmap only: add topics to the topic space; returns how many were new."""
@@ -243,8 +244,15 @@ class Matcher(_Reader):
         cache = self._cache
         assert cache is not None
         generation = cache.generation
-        result = self._lookup_direct(topic)
-        cache.store(topic, result, generation)
+        words = self._parse_topic(topic)
+        if words is None:
+            result = EMPTY
+        else:
+            try:
+                result = self._index.match(words)
+            except UnknownTopicError:
+                raise UnknownTopicError(topic) from None
+        cache.store(topic, words, result, generation)
         return result
 
     def _lookup_many_cached(self, topics: Iterable[str]) -> list[frozenset[Hashable]]:

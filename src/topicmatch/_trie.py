@@ -93,7 +93,9 @@ class TrieIndex(Index):
             node = self._root
             i, n = 0, len(tokens)
             while i < n:
-                nxt = node.child(tokens[i])
+                token = tokens[i]
+                # node.child(token), inlined: writes walk every level of the pattern.
+                nxt = node.star if token is STAR else node.hash if token is HASH else node.children.get(token)  # type: ignore[arg-type]
                 if nxt is None:
                     break
                 node = nxt
@@ -107,7 +109,7 @@ class TrieIndex(Index):
                     tail = new
                 tail.by_pattern[pattern] = frozenset((subscriber,))
                 tail.subs = tail.by_pattern[pattern]
-                self._hash_nodes += sum(1 for t in tokens[i:] if t is HASH)
+                self._hash_nodes += tokens[i:].count(HASH)
                 node.link(tokens[i], head)
             else:
                 old = node.by_pattern.get(pattern, EMPTY)
@@ -121,13 +123,14 @@ class TrieIndex(Index):
 
     def remove(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
         with self._lock:
-            path: list[_Node] = [self._root]
+            node = self._root
+            path: list[_Node] = [node]
             for token in tokens:
-                nxt = path[-1].child(token)
+                nxt = node.star if token is STAR else node.hash if token is HASH else node.children.get(token)  # type: ignore[arg-type]
                 if nxt is None:
                     return False
                 path.append(nxt)
-            node = path[-1]
+                node = nxt
             old = node.by_pattern.get(pattern)
             if old is None or subscriber not in old:
                 return False

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from .servers import (
+from topicmatch.bench.servers import (
     INSTALL_HINT,
     BrokerStartError,
     MosquittoServer,

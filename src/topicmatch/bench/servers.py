@@ -1,9 +1,11 @@
-"""Private, loopback-only instances of the real brokers used as oracles.
+"""Private, loopback-only instances of the real brokers: conformance oracles and latency targets.
 
 Why: the conformance tests compare the library with what RabbitMQ,
-Mosquitto and nats-server actually do, so they need running brokers, but
-must never touch (or depend on) a system-wide instance. Each class here
-starts one broker process:
+Mosquitto and nats-server actually do, and the latency harness
+(:mod:`topicmatch.bench.latency`) measures them and Redis; both need
+running brokers, but must never touch (or depend on) a system-wide
+instance. It ships in the package because ``topicmatch bench latency``
+starts its brokers itself. Each class here starts one broker process:
 
 * listening on 127.0.0.1 only, on a free port chosen at start;
 * with its config, data and log files in a private temporary directory;
@@ -16,6 +18,11 @@ Usage::
 
     with MosquittoServer() as mqtt:
         ... connect to mqtt.host, mqtt.port ...
+
+Options for the harness: :class:`NatsServer` with ``jetstream=True`` (file
+storage in the private dir), :class:`RabbitMQServer` with ``streams=True``
+(the ``rabbitmq_stream`` plugin, its port on loopback too) and
+:class:`RedisServer` with an ``appendfsync`` policy for Redis Streams.
 
 The binaries come from Debian's packages (``bash scripts/install-brokers.sh``);
 :func:`missing_binaries` tells which ones are absent.
@@ -44,9 +51,13 @@ HOST = "127.0.0.1"
 RABBITMQ_SERVER = "/usr/lib/rabbitmq/bin/rabbitmq-server"
 MOSQUITTO = "mosquitto"
 NATS_SERVER = "nats-server"
+REDIS_SERVER = "redis-server"
 EPMD = "epmd"
 
-INSTALL_HINT = "run `bash scripts/install-brokers.sh` (as root) to install the brokers"
+INSTALL_HINT = (
+    "install the brokers with `bash scripts/install-brokers.sh` (as root, from a checkout), or "
+    "`apt-get install rabbitmq-server mosquitto nats-server redis-server` on Debian"
+)
 
 
 class BrokerStartError(RuntimeError):
@@ -76,11 +87,12 @@ def _resolve(program: str) -> str:
 
 
 def missing_binaries(broker: str) -> list[str]:
-    """Programs needed by ``broker`` ("rabbitmq", "mosquitto", "nats") that are absent."""
+    """Programs needed by ``broker`` ("rabbitmq", "mosquitto", "nats", "redis") that are absent."""
     needed = {
         "rabbitmq": [RABBITMQ_SERVER, EPMD],
         "mosquitto": [MOSQUITTO],
         "nats": [NATS_SERVER],
+        "redis": [REDIS_SERVER],
     }[broker]
     return [program for program in needed if _which(program) is None]
 
@@ -318,24 +330,36 @@ class MosquittoServer(_Server):
 
 
 class NatsServer(_Server):
-    """nats-server 2.9 on loopback; no monitoring port, no JetStream, no cluster."""
+    """nats-server 2.9 on loopback; no monitoring port, no cluster.
+
+    JetStream is off unless ``jetstream=True``; then it stores in the private
+    dir (``-sd``). nats-server 2.9 has no per-write fsync option: the file
+    store writes to the OS and forces a sync every two minutes (the
+    ``sync_interval`` setting arrived in 2.10).
+    """
 
     name = "nats"
     binary_key = "nats"
 
+    def __init__(self, *, jetstream: bool = False) -> None:
+        super().__init__()
+        self.jetstream = jetstream
+
     def _launch(self) -> None:
         self.port = free_port()
-        self._spawn(
-            [
-                _resolve(NATS_SERVER),
-                "-a",
-                HOST,
-                "-p",
-                str(self.port),
-                "-n",
-                f"topicmatch-{uuid.uuid4().hex[:8]}",
-            ]
-        )
+        argv = [
+            _resolve(NATS_SERVER),
+            "-a",
+            HOST,
+            "-p",
+            str(self.port),
+            "-n",
+            f"topicmatch-{uuid.uuid4().hex[:8]}",
+        ]
+        if self.jetstream:
+            (self.tmpdir / "jetstream").mkdir()
+            argv += ["-js", "-sd", str(self.tmpdir / "jetstream")]
+        self._spawn(argv)
         self._wait_ready("NATS INFO")
 
     def _ready(self) -> bool:
@@ -351,9 +375,12 @@ class RabbitMQServer(_Server):
     Erlang distribution needs epmd: a private epmd is started first on its own
     loopback port (so a system epmd, if any, is neither used nor disturbed),
     the node gets a unique short name, and its distribution port is a free
-    loopback port. Config, enabled-plugins file (no plugins), Mnesia data,
-    logs and the Erlang cookie ($HOME) all live in the temp dir. The start
-    script's own env file (/etc/rabbitmq/rabbitmq-env.conf) is bypassed.
+    loopback port. Config, enabled-plugins file, Mnesia data, logs and the
+    Erlang cookie ($HOME) all live in the temp dir. The start script's own
+    env file (/etc/rabbitmq/rabbitmq-env.conf) is bypassed.
+
+    No plugins by default; ``streams=True`` enables ``rabbitmq_stream`` with
+    its listener on loopback too (``stream_port``), for the commit-log runs.
     """
 
     name = "rabbitmq"
@@ -361,10 +388,12 @@ class RabbitMQServer(_Server):
     start_timeout = 90.0
     stop_timeout = 30.0
 
-    def __init__(self) -> None:
+    def __init__(self, *, streams: bool = False) -> None:
         super().__init__()
+        self.streams = streams
         self.epmd_port = 0
         self.dist_port = 0
+        self.stream_port = 0
         self.nodename = ""
 
     @property
@@ -380,18 +409,23 @@ class RabbitMQServer(_Server):
         (tmp / "home").mkdir()
         (tmp / "mnesia").mkdir()
         (tmp / "logs").mkdir()
-        (tmp / "enabled_plugins").write_text("[].\n")
-        (tmp / "rabbitmq.conf").write_text(
-            "\n".join(
-                [
-                    f"listeners.tcp.1 = {HOST}:{self.port}",
-                    "log.console = true",
-                    "log.console.level = warning",
-                    "log.file.level = info",
-                    "",
-                ]
-            )
-        )
+        conf = [
+            f"listeners.tcp.1 = {HOST}:{self.port}",
+            "log.console = true",
+            "log.console.level = warning",
+            "log.file.level = info",
+        ]
+        if self.streams:
+            self.stream_port = free_port()
+            (tmp / "enabled_plugins").write_text("[rabbitmq_stream].\n")
+            conf += [
+                f"stream.listeners.tcp.1 = {HOST}:{self.stream_port}",
+                f"stream.advertised_host = {HOST}",
+                f"stream.advertised_port = {self.stream_port}",
+            ]
+        else:
+            (tmp / "enabled_plugins").write_text("[].\n")
+        (tmp / "rabbitmq.conf").write_text("\n".join([*conf, ""]))
         env = {
             "PATH": os.environ.get("PATH", os.defpath),
             "LANG": "C.UTF-8",
@@ -417,13 +451,22 @@ class RabbitMQServer(_Server):
         self._wait_ready("AMQP handshake")
 
     def _ready(self) -> bool:
-        """Ready once the node answers the AMQP 0-9-1 header with Connection.Start."""
+        """Ready once the node answers the AMQP 0-9-1 header with Connection.Start.
+
+        With streams, the stream listener must accept connections as well (the
+        plugin starts its listener on its own schedule during boot).
+        """
         with socket.create_connection((self.host, self.port), timeout=2) as sock:
             sock.settimeout(5)
             sock.sendall(b"AMQP\x00\x00\x09\x01")
             frame = sock.recv(7)
             # Method frame (type 1) on channel 0.
-            return frame[:3] == b"\x01\x00\x00"
+            if frame[:3] != b"\x01\x00\x00":
+                return False
+        if self.streams:
+            with socket.create_connection((self.host, self.stream_port), timeout=2):
+                pass
+        return True
 
     def _log_paths(self) -> list[Path]:
         """The start script's output and the node's own log files."""
@@ -441,3 +484,51 @@ class RabbitMQServer(_Server):
         except (OSError, ValueError):
             return
         _stop_pid(pid, self.stop_timeout)
+
+
+class RedisServer(_Server):
+    """Redis 7 on loopback with a private config and data dir; no RDB snapshots.
+
+    ``appendfsync`` chooses the durability of Redis Streams: ``None`` keeps the
+    append-only file off (memory only), ``"always"`` fsyncs the AOF before
+    every reply, ``"everysec"`` once a second, ``"no"`` leaves flushing to the
+    OS. Pub/sub output buffers are unlimited so 1 MB messages at 100/s are
+    not cut off by the default 32 MB limit.
+    """
+
+    name = "redis"
+    binary_key = "redis"
+
+    def __init__(self, *, appendfsync: str | None = None) -> None:
+        super().__init__()
+        if appendfsync not in (None, "always", "everysec", "no"):
+            raise ValueError(f"appendfsync must be None, 'always', 'everysec' or 'no', not {appendfsync!r}")
+        self.appendfsync = appendfsync
+
+    def _launch(self) -> None:
+        self.port = free_port()
+        conf = self.tmpdir / "redis.conf"
+        lines = [
+            f"bind {HOST}",
+            f"port {self.port}",
+            "protected-mode yes",
+            "daemonize no",
+            f"dir {self.tmpdir}",
+            'logfile ""',
+            'save ""',
+            "client-output-buffer-limit pubsub 0 0 0",
+        ]
+        if self.appendfsync is None:
+            lines.append("appendonly no")
+        else:
+            lines += ["appendonly yes", f"appendfsync {self.appendfsync}"]
+        conf.write_text("\n".join([*lines, ""]))
+        self._spawn([_resolve(REDIS_SERVER), str(conf)])
+        self._wait_ready("Redis PING")
+
+    def _ready(self) -> bool:
+        """Ready once PING is answered with PONG."""
+        with socket.create_connection((self.host, self.port), timeout=2) as sock:
+            sock.settimeout(2)
+            sock.sendall(b"PING\r\n")
+            return sock.recv(7).startswith(b"+PONG")

@@ -1,0 +1,85 @@
+"""Charts shared by the experiments (matplotlib, Agg backend, imported only when drawing)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["grouped_bars", "lines", "nines"]
+
+NINES = (50.0, 90.0, 99.0, 99.9, 99.99, 99.999, 99.9999)
+
+
+def _pyplot() -> Any:
+    import matplotlib  # noqa: PLC0415 - charts are optional and slow to import
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    return plt
+
+
+def grouped_bars(
+    groups: Sequence[str], series: Mapping[str, Sequence[float]], ylabel: str, title: str, log: bool = False
+) -> Any:
+    """One group of bars per entry of ``groups``, one bar per series."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(groups) * max(1, len(series)) / 3), 4))
+    width = 0.8 / max(1, len(series))
+    for k, (name, values) in enumerate(series.items()):
+        ax.bar([i + k * width for i in range(len(groups))], values, width, label=name)
+    ax.set_xticks([i + width * (len(series) - 1) / 2 for i in range(len(groups))], groups, rotation=20)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    if log:
+        ax.set_yscale("log")
+    ax.legend(fontsize="small")
+    ax.grid(axis="y", alpha=0.3)
+    return fig
+
+
+def lines(
+    x: Sequence[float],
+    series: Mapping[str, Sequence[float | None]],
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    logx: bool = False,
+    logy: bool = False,
+) -> Any:
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name, ys in series.items():
+        points = [(a, b) for a, b in zip(x, ys, strict=True) if b is not None]
+        ax.plot([a for a, _ in points], [b for _, b in points], marker="o", label=name)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.legend(fontsize="small")
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def nines(series: Mapping[str, Mapping[float, float]], ylabel: str, title: str) -> Any:
+    """Latency by percentile on the usual "nines" axis (50%, 90%, 99%, ... evenly spaced)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name, by_percentile in series.items():
+        ps = sorted(by_percentile)
+        ax.plot(
+            [-math.log10(1 - p / 100) for p in ps], [by_percentile[p] for p in ps], marker=".", label=name
+        )
+    shown = [p for p in NINES if any(p in s for s in series.values())]
+    ax.set_xticks([-math.log10(1 - p / 100) for p in shown], [f"{p:g}%" for p in shown])
+    ax.set_yscale("log")
+    ax.set_xlabel("percentile")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize="small")
+    ax.grid(alpha=0.3)
+    return fig

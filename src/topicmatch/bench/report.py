@@ -1,0 +1,102 @@
+"""Experiment output: ``report.md``, PNG charts and ``results.json`` in one directory.
+
+Every report starts with the machine it ran on and the parameters, so a number is never read
+without its context; ``results.json`` holds the raw figures for anyone who wants to re-plot.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from .machine import machine_info
+
+__all__ = ["Progress", "Report", "fmt_int", "fmt_ns"]
+
+
+def fmt_int(x: float) -> str:
+    return f"{x:,.0f}"
+
+
+def fmt_ns(ns: float) -> str:
+    """A duration in ns, in the unit that keeps 3 significant digits readable."""
+    if ns < 10_000:
+        return f"{ns:,.0f} ns"
+    if ns < 10_000_000:
+        return f"{ns / 1e3:,.1f} µs"
+    return f"{ns / 1e6:,.1f} ms"
+
+
+class Progress:
+    """One line per step on stderr, with the elapsed time: long runs show where they are."""
+
+    def __init__(self, label: str, stream: TextIO | None = None) -> None:
+        self.label = label
+        self.stream = sys.stderr if stream is None else stream
+        self.start = time.perf_counter()
+
+    def __call__(self, message: str) -> None:
+        elapsed = time.perf_counter() - self.start
+        print(f"[{self.label} {elapsed:6.1f}s] {message}", file=self.stream, flush=True)
+
+
+class Report:
+    def __init__(self, experiment: str, out: Path, title: str, params: dict[str, Any]) -> None:
+        self.experiment = experiment
+        self.out = out
+        self.title = title
+        self.params = params
+        self.parts: list[str] = []
+        self.results: dict[str, Any] = {}
+        self.charts: list[str] = []
+        out.mkdir(parents=True, exist_ok=True)
+        self.machine = machine_info()
+
+    def text(self, markdown: str) -> None:
+        self.parts.append(markdown.strip() + "\n")
+
+    def table(self, headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+        lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+        lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+        self.parts.append("\n".join(lines) + "\n")
+
+    def chart(self, name: str, figure: Any, caption: str) -> None:
+        """Save a matplotlib figure as ``name.png`` and show it in the report."""
+        path = self.out / f"{name}.png"
+        figure.savefig(path, dpi=100, bbox_inches="tight")
+        import matplotlib.pyplot as plt  # noqa: PLC0415 - matplotlib is loaded only by chart makers
+
+        plt.close(figure)
+        self.charts.append(path.name)
+        self.parts.append(f"![{caption}]({path.name})\n\n*{caption}*\n")
+
+    def result(self, key: str, value: Any) -> None:
+        self.results[key] = value
+
+    def write(self) -> Path:
+        machine = self.machine
+        head = [
+            f"# {self.title}",
+            "",
+            f"Experiment `{self.experiment}`; {machine['python']}, {machine['cpu']}, "
+            f"{machine['cores']} cores, load average {machine['load_average']} at the start, "
+            f"{machine['time']}.",
+            "Parameters: " + ", ".join(f"{k}={v}" for k, v in self.params.items()) + ".",
+            "",
+        ]
+        report = self.out / "report.md"
+        report.write_text("\n".join(head) + "\n".join(self.parts), encoding="utf-8")
+        payload = {
+            "experiment": self.experiment,
+            "machine": machine,
+            "machine_at_end": machine_info(),
+            "params": self.params,
+            "results": self.results,
+            "charts": self.charts,
+        }
+        (self.out / "results.json").write_text(json.dumps(payload, indent=2, default=str), encoding="utf-8")
+        return report
