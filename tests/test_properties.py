@@ -27,8 +27,9 @@ def _check_dialect(dialect: str, data: st.DataObject) -> None:
     )
     topics = data.draw(st.lists(TOPICS[dialect](), min_size=1, max_size=15), label="topics")
     pairs = set(subs) - set(removed)
-    for algorithm in ALGORITHMS:
-        m = make_matcher(algorithm, dialect, topics)
+    # The default without its result cache exercises its DFA on every lookup.
+    for algorithm, options in [*((a, {}) for a in ALGORITHMS), ("default", {"cache_size": 0})]:
+        m = make_matcher(algorithm, dialect, topics, **options)
         for pattern, subscriber in subs:
             m.subscribe(pattern, subscriber)
         for pattern, subscriber in removed:

@@ -18,8 +18,9 @@ lookup began (checked under the same lock). From the drop until the commit is vi
 topics miss and read the index itself; a result computed from a superseded state is never
 stored, and a cached answer never contradicts a write that has happened.
 
-Eviction: when full, the oldest quarter of the entries (insertion order) is dropped in one go,
-amortised O(1) per insert.
+Admission and eviction: a topic is stored on its second miss, not its first, so that topics
+seen once do not pay for a store nor push out hot ones (the "doorkeeper" of TinyLFU). When full,
+the oldest quarter of the entries (insertion order) is dropped in one go, amortised O(1).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ class _TopicNode:
 
 
 class ResultCache:
-    __slots__ = ("_lock", "_root", "_words", "dollar_rule", "entries", "generation", "max_size")
+    __slots__ = ("_lock", "_root", "_words", "dollar_rule", "entries", "generation", "max_size", "seen")
 
     def __init__(self, max_size: int, dollar_rule: bool = False) -> None:
         self.max_size = max_size
@@ -52,6 +53,17 @@ class ResultCache:
         self._lock = threading.Lock()
         self._root = _TopicNode()
         self._words: dict[str, list[str]] = {}  # cached topic -> its words (to unindex it)
+        # Admission: topics that missed once. Storing costs a lock and an index update, so a
+        # topic is stored only when it misses a second time; one-off topics (the long tail of
+        # real traffic) then cost one dict insert instead. Bounded: cleared when full.
+        self.seen: dict[str, None] = {}
+
+    def remember(self, topic: str) -> None:
+        """Note a first miss of ``topic`` (see ``seen``); the next miss will store it."""
+        seen = self.seen
+        if len(seen) >= self.max_size:
+            seen.clear()
+        seen[topic] = None
 
     def store(
         self, topic: str, words: list[str] | None, result: frozenset[Hashable], generation: int

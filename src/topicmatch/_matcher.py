@@ -37,8 +37,9 @@ _INDEXES: Final[dict[str, type[Index]]] = {
 #: docs/performance.md, with a result cache in front (docs/implementation.md says why).
 DEFAULT_INDEX: Final = "trie"
 
-#: Entries of the result cache of the default algorithm (NATS's sublist cache holds 1,024).
-DEFAULT_CACHE_SIZE: Final = 1024
+#: Entries of the result cache of the default algorithm; benchmarks/cache_size.py compares sizes
+#: (docs/performance.md): 4,096 beat 1,024 both when the working set fits and when it churns.
+DEFAULT_CACHE_SIZE: Final = 4096
 
 ALGORITHMS: Final = (*_INDEXES, "default")
 
@@ -163,6 +164,8 @@ class Matcher(_Reader):
             self._index: Index = InvertedBitmapIndex(dollar, self._parse_space(topics))
         elif topics is not None:
             raise ConfigurationError(f"topics= is the inverted_bitmap's topic space; {algorithm} takes none")
+        elif algorithm == "default":
+            self._index = TrieIndex(dollar, dfa=True)
         else:
             self._index = _INDEXES[name](dollar)
         if cache_size is None:
@@ -243,7 +246,7 @@ class Matcher(_Reader):
     def _lookup_miss(self, topic: str) -> frozenset[Hashable]:
         cache = self._cache
         assert cache is not None
-        generation = cache.generation
+        generation = cache.generation  # read before the index: see ResultCache.store
         words = self._parse_topic(topic)
         if words is None:
             result = EMPTY
@@ -252,7 +255,10 @@ class Matcher(_Reader):
                 result = self._index.match(words)
             except UnknownTopicError:
                 raise UnknownTopicError(topic) from None
-        cache.store(topic, words, result, generation)
+        if topic in cache.seen:  # second miss: worth storing (admission, see _cache.py)
+            cache.store(topic, words, result, generation)
+        else:
+            cache.remember(topic)
         return result
 
     def _lookup_many_cached(self, topics: Iterable[str]) -> list[frozenset[Hashable]]:

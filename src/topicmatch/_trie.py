@@ -15,8 +15,11 @@ reached twice, so the walk uses plain lists and skips de-duplication (the common
 
 Concurrency: writers serialise on one lock. Readers take no lock: every write publishes with a
 single store (a fully built branch is linked last; a node's subscriber set is a frozenset
-replaced whole), and readers validate a version counter that writers bump after each change, so a
-lookup that raced with a write retries and every result is the state at one instant.
+replaced whole), and readers validate a version counter, so a lookup that raced with a write
+retries and every result is the state at one instant. The version is odd while a writer works
+(a sequence lock's convention): the trie walk does not need it, but the optional DFA
+(:mod:`._dfa`, used by the default matcher) caches what it derived from the trie, so it is used
+only when no write is under way, and every write replaces it.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Hashable
 
+from ._dfa import DFA
 from ._index import EMPTY, Index, Item
 from ._words import HASH, STAR, Token, Tokens
 
@@ -79,11 +83,13 @@ class TrieIndex(Index):
 
     name = "trie"
 
-    def __init__(self, dollar_rule: bool) -> None:
+    def __init__(self, dollar_rule: bool, dfa: bool = False) -> None:
         super().__init__(dollar_rule)
         self._root = _Node()
         self._lock = threading.Lock()
-        self._version = 0
+        self._version = 0  # odd while a writer changes the trie
+        self._use_dfa = dfa
+        self._dfa: DFA | None = DFA(self._root, dollar_rule) if dfa else None
         self._hash_nodes = 0
         self._count = 0
 
@@ -102,6 +108,7 @@ class TrieIndex(Index):
                 i += 1
             if i < n:
                 # Build the missing branch off to the side, then link it with one store.
+                self._version += 1  # odd: a change is under way
                 head = tail = _Node(tokens[i] is HASH)
                 for token in tokens[i + 1 :]:
                     new = _Node(token is HASH)
@@ -115,10 +122,11 @@ class TrieIndex(Index):
                 old = node.by_pattern.get(pattern, EMPTY)
                 if subscriber in old:
                     return False
+                self._version += 1  # odd: a change is under way
                 node.by_pattern[pattern] = old | {subscriber}
                 node.subs = _union(node.by_pattern)
-            self._version += 1
             self._count += 1
+            self._changed()
             return True
 
     def remove(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
@@ -134,13 +142,13 @@ class TrieIndex(Index):
             old = node.by_pattern.get(pattern)
             if old is None or subscriber not in old:
                 return False
+            self._version += 1  # odd: a change is under way
             left = old - {subscriber}
             if left:
                 node.by_pattern[pattern] = left
             else:
                 del node.by_pattern[pattern]
             node.subs = _union(node.by_pattern) if node.by_pattern else EMPTY
-            self._version += 1
             self._count -= 1
             # Prune branches left empty; this changes no lookup result, only memory.
             for depth in range(len(tokens), 0, -1):
@@ -150,13 +158,25 @@ class TrieIndex(Index):
                 path[depth - 1].link(tokens[depth - 1], None)
                 if node.is_hash:
                     self._hash_nodes -= 1
+            self._changed()
             return True
+
+    def _changed(self) -> None:
+        """End a change: discard the DFA derived from the old trie, then make the version even."""
+        if self._use_dfa:
+            self._dfa = DFA(self._root, self.dollar_rule)
+        self._version += 1
 
     # -- readers -------------------------------------------------------------------------
     def match(self, words: list[str]) -> frozenset[Hashable]:
         while True:
             version = self._version
-            if self._hash_nodes or (self.dollar_rule and words and words[0][:1] == "$"):
+            dfa = self._dfa
+            if dfa is not None and not version & 1:
+                # No write under way: the DFA of this version is exact. A write that starts
+                # before we finish changes the version, and we retry.
+                result = dfa.match(words)
+            elif self._hash_nodes or (self.dollar_rule and words and words[0][:1] == "$"):
                 result = self._match_general(words)
             else:
                 result = self._match_plain(words)
@@ -239,3 +259,6 @@ class TrieIndex(Index):
 
     def __len__(self) -> int:
         return self._count
+
+    def _empty_like(self) -> Index:
+        return TrieIndex(self.dollar_rule, dfa=self._use_dfa)

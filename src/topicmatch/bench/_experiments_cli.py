@@ -16,6 +16,12 @@ __all__ = ["EXPERIMENTS", "add_bench_commands"]
 #: name -> (module with run(out, repeat, quick, progress) -> Path, one-line help)
 EXPERIMENTS: dict[str, tuple[str, str]] = {
     "operations": ("topicmatch.bench.operations", "per-operation latency, cold and hot, every algorithm"),
+    "throughput": ("topicmatch.bench.throughput", "single-thread messages/s on the study's workload"),
+    "memory": ("topicmatch.bench.memory", "bytes per subscription from 1k to 1M subscriptions"),
+    "scaling": ("topicmatch.bench.scaling", "lookup time from 1k to 1M subscriptions, realistic topics"),
+    "concurrency": ("topicmatch.bench.concurrency", "wall time of mixed workloads from 1 to 16 threads"),
+    "snapshots": ("topicmatch.bench.snapshots", "100 threads taking consistent copies at once"),
+    "peers": ("topicmatch.bench.peers", "paho-mqtt, amqtt and kombu on the same lookups"),
 }
 
 

@@ -1,0 +1,111 @@
+"""A lazily built DFA over the subscription trie: the default matcher's lookup engine.
+
+The trie's lookup simulates an NFA: after each word it holds the set of trie nodes still alive
+(see :mod:`._trie`). That set depends only on the set before and the word, so it can be
+memoised: a DFA *state* is a set of live trie nodes, and a *transition* (state, word) -> state is
+computed once, by one step of the trie walk, then read with a single dict access. This is how
+RE2 and Rust's regex run regular expressions; here it turns a lookup into one dict access per
+word plus the final state's subscribers, computed once per state.
+
+Scope and limits:
+
+* The DFA is derived data. Every write to the trie discards it (the trie's writers replace it
+  while its version is odd, see :class:`~._trie.TrieIndex`), and it is rebuilt by the lookups
+  that follow, one transition at a time.
+* At most ``max_transitions`` transitions and as many states are kept; past that the DFA stops
+  learning (new steps are computed and used, not stored) until the next write replaces it.
+  Memory is bounded, and a workload that never repeats costs one step per word, as the trie.
+* MQTT's ``$`` rule applies to the first word only, so only the initial state looks at it; the
+  transition is keyed by the word, which decides it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import TYPE_CHECKING
+
+from ._index import EMPTY
+
+if TYPE_CHECKING:
+    from ._trie import _Node
+
+__all__ = ["DFA"]
+
+#: Transitions (and states) kept at most: about 100 bytes each, so about 10 MB at most.
+MAX_TRANSITIONS = 100_000
+
+
+class _State:
+    __slots__ = ("first", "next", "nodes", "subs")
+
+    def __init__(self, nodes: tuple[_Node, ...], first: bool = False) -> None:
+        self.nodes = nodes
+        self.first = first  # the initial state: the only one where MQTT's '$' rule applies
+        self.next: dict[str, _State] = {}
+        self.subs: frozenset[Hashable] | None = None if nodes else EMPTY
+
+
+class DFA:
+    __slots__ = ("dollar_rule", "max_transitions", "root", "states", "transitions")
+
+    def __init__(self, trie_root: _Node, dollar_rule: bool, max_transitions: int = MAX_TRANSITIONS) -> None:
+        nodes = (trie_root,) if trie_root.hash is None else (trie_root, trie_root.hash)
+        self.root = _State(nodes, first=True)
+        self.states: dict[frozenset[_Node], _State] = {frozenset(nodes): self.root}
+        self.dollar_rule = dollar_rule
+        self.max_transitions = max_transitions
+        self.transitions = 0
+
+    def match(self, words: list[str]) -> frozenset[Hashable]:
+        state = self.root
+        for word in words:
+            nxt = state.next.get(word)
+            state = self._step(state, word) if nxt is None else nxt
+        subs = state.subs
+        if subs is None:
+            # The union is computed once per state, then every lookup ending here reuses it.
+            result: frozenset[Hashable] = EMPTY
+            for node in state.nodes:
+                if node.subs:
+                    result = node.subs if not result else result | node.subs
+            subs = state.subs = result
+        return subs
+
+    def _step(self, state: _State, word: str) -> _State:
+        """One step of the trie walk from ``state`` on ``word``; remembered while there is room."""
+        nodes = state.nodes
+        if not nodes:
+            return state  # dead: nothing can match any more
+        alive: dict[_Node, None] = {}
+        if state.first and self.dollar_rule and word[:1] == "$":
+            # MQTT: a '$' first word is matched by no leading wildcard ('+', '#').
+            child = nodes[0].children.get(word)
+            if child is not None:
+                alive[child] = None
+                if child.hash is not None:
+                    alive[child.hash] = None
+        else:
+            for node in nodes:
+                if node.is_hash:
+                    alive[node] = None  # '#' absorbs this word too
+                child = node.children.get(word)
+                if child is not None:
+                    alive[child] = None
+                    if child.hash is not None:
+                        alive[child.hash] = None
+                child = node.star
+                if child is not None:
+                    alive[child] = None
+                    if child.hash is not None:
+                        alive[child.hash] = None
+        key = frozenset(alive)
+        target = self.states.get(key)
+        room = self.transitions < self.max_transitions
+        if target is None:
+            target = _State(tuple(alive))
+            if room:
+                target = self.states.setdefault(key, target)
+        if room:
+            state.next[word] = target
+            self.transitions += 1  # approximate under races; it only bounds memory
+        return target

@@ -1,0 +1,99 @@
+"""Experiment 6: 100 threads taking a consistent copy of all subscriptions at once.
+
+The cstrie's snapshot is O(1): it swaps the root for a new generation and keeps the old one,
+frozen. The trie has no such thing: a consistent copy means holding its writer lock while copying
+every subscription (``snapshot()`` rebuilds an index from that copy; ``subscriptions()`` builds
+the dict). The figure is the wall time until all 100 threads hold their copy, median of runs,
+with a writer thread subscribing and unsubscribing every 0.2 ms throughout, so that the copies
+have to be consistent against something.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from .._matcher import Matcher
+from .._workloads import realistic
+from . import charts
+from .report import Progress, Report, fmt_int
+from .timing import median
+
+__all__ = ["run"]
+
+THREADS = 100
+
+
+def _paced_writer(m: Matcher, stop: threading.Event) -> None:
+    # One write every 0.2 ms: the copies race real writes, but the writer does not monopolise
+    # the GIL (a busy loop would, and the figure would measure scheduling).
+    i = 0
+    while not stop.is_set() and i < 1_000_000:
+        m.subscribe("bench.writer", i)
+        m.unsubscribe("bench.writer", i)
+        i += 1
+        time.sleep(0.0002)
+
+
+def _wall(m: Matcher, take: Callable[[Matcher], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        stop = threading.Event()
+        w = threading.Thread(target=_paced_writer, args=(m, stop))
+        w.start()
+        threads = [threading.Thread(target=take, args=(m,)) for _ in range(THREADS)]
+        start = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=600)
+        times.append(time.perf_counter() - start)
+        stop.set()
+        w.join(timeout=60)
+    return median(times)
+
+
+def run(out: Path, repeat: int, quick: bool, progress: Progress) -> Path:
+    sizes = (500, 2_000) if quick else (1_000, 10_000, 100_000)
+    patterns, _ = realistic(sizes[-1], 1, seed=9)
+    report = Report(
+        "snapshots",
+        out,
+        "Consistent snapshots from 100 threads",
+        {"threads": THREADS, "sizes": sizes, "repeat": repeat},
+    )
+    ways: dict[str, tuple[str, Callable[[Matcher], object]]] = {
+        "cstrie snapshot() (O(1))": ("cstrie", lambda m: m.snapshot()),
+        "cstrie subscriptions() (walk of a snapshot)": ("cstrie", lambda m: m.subscriptions()),
+        "trie subscriptions() (copy under the lock)": ("trie", lambda m: m.subscriptions()),
+        "trie snapshot() (copy + rebuild)": ("trie", lambda m: m.snapshot()),
+    }
+    series: dict[str, list[float | None]] = {}
+    for name, (algorithm, take) in ways.items():
+        series[name] = []
+        for n in sizes:
+            progress(f"{name} {n:,}")
+            m = Matcher(algorithm)
+            for i, p in enumerate(patterns[:n]):
+                m.subscribe(p, i)
+            wall = _wall(m, take, repeat)
+            series[name].append(wall * 1e3)
+            report.result(f"{name}/{n}", wall)
+    report.text(__doc__ or "")
+    report.table(
+        ["way to copy", *(f"{fmt_int(n)} subscriptions" for n in sizes)],
+        [[name, *(f"{v:,.2f} ms" for v in values if v is not None)] for name, values in series.items()],
+    )
+    fig = charts.lines(
+        list(sizes),
+        series,
+        "subscriptions",
+        "wall time for 100 copies (ms)",
+        "snapshots",
+        logx=True,
+        logy=True,
+    )
+    report.chart("snapshots", fig, "Wall time for 100 threads to each take a consistent copy (log-log)")
+    return report.write()

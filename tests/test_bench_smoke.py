@@ -1,0 +1,42 @@
+"""``topicmatch bench all --quick`` produces a well-formed report for every experiment.
+
+A smoke test, not a benchmark: it checks the shape of what is written (a Markdown report with a
+table and its charts, raw results with the machine they ran on), never a speed.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from topicmatch.bench._experiments_cli import EXPERIMENTS
+from topicmatch.cli import main
+
+pytestmark = pytest.mark.slow
+
+
+def test_bench_all_quick_writes_every_report(tmp_path: Path) -> None:
+    out = io.StringIO()
+    assert main(["bench", "all", "--quick", "--repeat", "1", "--out", str(tmp_path)], stdout=out) == 0
+    for name in EXPERIMENTS:
+        directory = tmp_path / name
+        report = (directory / "report.md").read_text(encoding="utf-8")
+        assert report.startswith("# "), name
+        assert "\n| " in report and "|---" in report, f"{name}: no table"
+        results = json.loads((directory / "results.json").read_text(encoding="utf-8"))
+        assert results["experiment"] == name
+        assert {"python", "cpu", "cores", "load_average"} <= set(results["machine"])
+        assert results["results"], f"{name}: no raw results"
+        for chart in results["charts"]:
+            png = (directory / chart).read_bytes()
+            assert png.startswith(b"\x89PNG") and len(png) > 1000, chart
+            assert f"]({chart})" in report
+        assert f"{name}: {directory / 'report.md'}" in out.getvalue()
+
+
+def test_bench_rejects_a_bad_repeat(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "throughput", "--repeat", "0", "--out", "unused"]) == 2
+    assert "--repeat must be at least 1" in capsys.readouterr().err
