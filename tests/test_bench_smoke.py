@@ -25,14 +25,16 @@ def test_bench_all_quick_writes_every_report(tmp_path: Path) -> None:
         directory = tmp_path / name
         report = (directory / "report.md").read_text(encoding="utf-8")
         assert report.startswith("# "), name
-        assert "\n| " in report and "|---" in report, f"{name}: no table"
+        assert "\n| " in report, f"{name}: no table"
+        assert "|---" in report, f"{name}: no table"
         results = json.loads((directory / "results.json").read_text(encoding="utf-8"))
         assert results["experiment"] == name
         assert {"python", "cpu", "cores", "load_average"} <= set(results["machine"])
         assert results["results"], f"{name}: no raw results"
         for chart in results["charts"]:
             png = (directory / chart).read_bytes()
-            assert png.startswith(b"\x89PNG") and len(png) > 1000, chart
+            assert png.startswith(b"\x89PNG"), chart
+            assert len(png) > 1000, chart
             assert f"]({chart})" in report
         assert f"{name}: {directory / 'report.md'}" in out.getvalue()
 

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from topicmatch import DIALECTS, Matcher, make_dialect
 from topicmatch._dfa import DFA
-from topicmatch._trie import TrieIndex
+from topicmatch._trie import TrieIndex, step
 
 from .reference import MATCHES
 from .strategies import PATTERNS, TOPICS
@@ -22,7 +22,7 @@ def test_dfa_with_any_budget_equals_the_reference(data: st.DataObject, budget: i
     index = TrieIndex(d.dollar_rule, dfa=True)
     for pattern, subscriber in pairs:
         index.add(pattern, d.parse_pattern(pattern), subscriber)
-    dfa = DFA(index._root, d.dollar_rule, max_transitions=budget)  # a budget of 0 learns nothing
+    dfa = DFA(index._root, d.dollar_rule, step, max_transitions=budget)  # a budget of 0 learns nothing
     for topic in topics * 2:  # twice: the second pass reads what the first one learned
         words = d.parse_topic(topic)
         expected = {s for p, s in pairs if MATCHES[dialect](p, topic)} if words is not None else set()

@@ -21,13 +21,15 @@ Scope and limits:
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Hashable, Iterable
+from typing import TYPE_CHECKING, TypeAlias
 
 from ._index import EMPTY
 
 if TYPE_CHECKING:
     from ._trie import _Node
+
+Step: TypeAlias = "Callable[[Iterable[_Node], str, _Node | None], dict[_Node, None]]"
 
 __all__ = ["DFA"]
 
@@ -46,9 +48,13 @@ class _State:
 
 
 class DFA:
-    __slots__ = ("dollar_rule", "max_transitions", "root", "states", "transitions")
+    __slots__ = ("dollar_rule", "max_transitions", "root", "states", "step", "transitions")
 
-    def __init__(self, trie_root: _Node, dollar_rule: bool, max_transitions: int = MAX_TRANSITIONS) -> None:
+    def __init__(
+        self, trie_root: _Node, dollar_rule: bool, step: Step, max_transitions: int = MAX_TRANSITIONS
+    ) -> None:
+        # ``step`` is the trie's own walk step (_trie.step): the DFA only memoises it.
+        self.step = step
         nodes = (trie_root,) if trie_root.hash is None else (trie_root, trie_root.hash)
         self.root = _State(nodes, first=True)
         self.states: dict[frozenset[_Node], _State] = {frozenset(nodes): self.root}
@@ -76,28 +82,8 @@ class DFA:
         nodes = state.nodes
         if not nodes:
             return state  # dead: nothing can match any more
-        alive: dict[_Node, None] = {}
-        if state.first and self.dollar_rule and word[:1] == "$":
-            # MQTT: a '$' first word is matched by no leading wildcard ('+', '#').
-            child = nodes[0].children.get(word)
-            if child is not None:
-                alive[child] = None
-                if child.hash is not None:
-                    alive[child.hash] = None
-        else:
-            for node in nodes:
-                if node.is_hash:
-                    alive[node] = None  # '#' absorbs this word too
-                child = node.children.get(word)
-                if child is not None:
-                    alive[child] = None
-                    if child.hash is not None:
-                        alive[child.hash] = None
-                child = node.star
-                if child is not None:
-                    alive[child] = None
-                    if child.hash is not None:
-                        alive[child.hash] = None
+        dollar = state.first and self.dollar_rule and word[:1] == "$"
+        alive = self.step(nodes, word, nodes[0] if dollar else None)  # nodes[0]: the root, if first
         key = frozenset(alive)
         target = self.states.get(key)
         room = self.transitions < self.max_transitions

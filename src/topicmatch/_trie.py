@@ -25,7 +25,7 @@ only when no write is under way, and every write replaces it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 
 from ._dfa import DFA
 from ._index import EMPTY, Index, Item
@@ -68,6 +68,38 @@ class _Node:
         return not self.by_pattern and not self.children and self.star is None and self.hash is None
 
 
+def step(alive: Iterable[_Node], word: str, dollar_root: _Node | None = None) -> dict[_Node, None]:
+    """One word of the NFA walk: the nodes alive after ``word``, given those alive before it.
+
+    A dict is an ordered set: a node reached twice is kept once, which is what keeps ``#``
+    polynomial. A ``#`` node stays alive (it absorbs the word too), and reaching a node also
+    reaches its ``#`` child (zero words). ``dollar_root`` is MQTT's ``$`` rule for the first
+    word: only the literal branch of that root is taken, no leading wildcard.
+    """
+    out: dict[_Node, None] = {}
+    if dollar_root is not None:
+        child = dollar_root.children.get(word)
+        if child is not None:
+            out[child] = None
+            if child.hash is not None:
+                out[child.hash] = None
+        return out
+    for node in alive:
+        if node.is_hash:
+            out[node] = None
+        child = node.children.get(word)
+        if child is not None:
+            out[child] = None
+            if child.hash is not None:
+                out[child.hash] = None
+        child = node.star
+        if child is not None:
+            out[child] = None
+            if child.hash is not None:
+                out[child.hash] = None
+    return out
+
+
 def _union(by_pattern: dict[str, frozenset[Hashable]]) -> frozenset[Hashable]:
     if len(by_pattern) == 1:
         return next(iter(by_pattern.values()))
@@ -89,7 +121,7 @@ class TrieIndex(Index):
         self._lock = threading.Lock()
         self._version = 0  # odd while a writer changes the trie
         self._use_dfa = dfa
-        self._dfa: DFA | None = DFA(self._root, dollar_rule) if dfa else None
+        self._dfa: DFA | None = DFA(self._root, dollar_rule, step) if dfa else None
         self._hash_nodes = 0
         self._count = 0
 
@@ -164,7 +196,7 @@ class TrieIndex(Index):
     def _changed(self) -> None:
         """End a change: discard the DFA derived from the old trie, then make the version even."""
         if self._use_dfa:
-            self._dfa = DFA(self._root, self.dollar_rule)
+            self._dfa = DFA(self._root, self.dollar_rule, step)
         self._version += 1
 
     # -- readers -------------------------------------------------------------------------
@@ -210,28 +242,13 @@ class TrieIndex(Index):
     def _match_general(self, words: list[str]) -> frozenset[Hashable]:
         root = self._root
         dollar = self.dollar_rule and bool(words) and words[0][:1] == "$"
-        # Ordered sets (dicts) of alive nodes; a node reached twice is kept once.
         alive: dict[_Node, None] = {root: None}
         if root.hash is not None and not dollar:
             alive[root.hash] = None
         for word in words:
-            nxt: dict[_Node, None] = {}
-            for node in alive:
-                if node.is_hash:
-                    nxt[node] = None  # '#' absorbs this word too
-                child = node.children.get(word)
-                if child is not None:
-                    nxt[child] = None
-                    if child.hash is not None:
-                        nxt[child.hash] = None
-                child = node.star
-                if child is not None and not (dollar and node is root):
-                    nxt[child] = None
-                    if child.hash is not None:
-                        nxt[child.hash] = None
-            if not nxt:
+            alive = step(alive, word, root if dollar else None)
+            if not alive:
                 return EMPTY
-            alive = nxt
             dollar = False  # the rule concerns the first level only
         result = EMPTY
         for node in alive:
