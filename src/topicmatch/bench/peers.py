@@ -156,12 +156,16 @@ def run(out: Path, repeat: int, quick: bool, progress: Progress) -> Path:
             report.result(
                 f"{n}/{name}", {"lookups_per_s": rate, "looked_up": done, "disagreements": len(wrong)}
             )
-            for topic, theirs, ours in wrong[:3]:
-                missing, extra = sorted(set(ours) - set(theirs))[:3], sorted(set(theirs) - set(ours))[:3]
+            source = mqtt if dialect == "mqtt" else amqp
+            shown: dict[str, tuple[Any, Any]] = {}
+            for topic, theirs, ours in wrong:
+                if topic not in shown and len(shown) < 3:
+                    shown[topic] = (theirs, ours)
+            for topic, (theirs, ours) in shown.items():
+                missing = sorted({source[i] for i in set(ours) - set(theirs)})[:3]
+                extra = sorted({source[i] for i in set(theirs) - set(ours)})[:3]
                 disagreements.append(
-                    f"- {name}, {n:,} subscriptions, topic `{topic}`: misses patterns "
-                    f"{[contenders[name][2] and (mqtt if dialect == 'mqtt' else amqp)[i] for i in missing]}, "
-                    f"wrongly matches {[(mqtt if dialect == 'mqtt' else amqp)[i] for i in extra]}"
+                    f"- {name}, {n:,} subscriptions, topic `{topic}`: misses {missing}, wrongly matches {extra}"
                 )
         chart_series[f"{n:,} subscriptions"] = list(rates.values())
         names = list(rates)
