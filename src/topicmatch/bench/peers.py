@@ -164,9 +164,8 @@ def run(out: Path, repeat: int, quick: bool, progress: Progress) -> Path:
             for topic, (theirs, ours) in shown.items():
                 missing = sorted({source[i] for i in set(ours) - set(theirs)})[:3]
                 extra = sorted({source[i] for i in set(theirs) - set(ours)})[:3]
-                disagreements.append(
-                    f"- {name}, {n:,} subscriptions, topic `{topic}`: misses {missing}, wrongly matches {extra}"
-                )
+                where = f"{name}, {n:,} subscriptions, topic `{topic}`"
+                disagreements.append(f"- {where}: misses {missing}, wrongly matches {extra}")
         chart_series[f"{n:,} subscriptions"] = list(rates.values())
         names = list(rates)
     report.table(
