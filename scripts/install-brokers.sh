@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
 # Install the real message brokers used by the conformance tests
-# (tests/brokers): RabbitMQ, Mosquitto and nats-server from Debian's packages.
+# (tests/brokers) and the latency harness (topicmatch bench latency/commitlog):
+# RabbitMQ, Mosquitto, nats-server and Redis from Debian's packages.
 #
-# Why this script exists: the conformance tests start their own private,
-# loopback-only broker instances; they only need the binaries. So the
-# packages are installed WITHOUT letting them start their system-wide
-# services (a temporary policy-rc.d that denies every service action), and
-# any system instance that got started anyway is stopped by PID.
+# Why this script exists: the tests and the harness start their own private,
+# loopback-only broker instances (topicmatch.bench.servers); they only need
+# the binaries. So the packages are installed WITHOUT letting them start their
+# system-wide services (a temporary policy-rc.d that denies every service
+# action), and any system instance that got started anyway is stopped by PID.
 #
-# Idempotent and fast: when all three packages are installed it does nothing.
+# Idempotent and fast: when all the packages are installed it does nothing.
 # Must run as root (or with sudo) on Debian 12.
 set -euo pipefail
 
-PACKAGES=(rabbitmq-server mosquitto nats-server)
+PACKAGES=(rabbitmq-server mosquitto nats-server redis-server)
 # Users the Debian packages run their services as; used to find a system
 # instance that was started despite policy-rc.d.
-SERVICE_USERS=(rabbitmq mosquitto nats)
+SERVICE_USERS=(rabbitmq mosquitto nats redis)
 
 is_installed() {
     dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'

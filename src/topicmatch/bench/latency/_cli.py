@@ -1,0 +1,285 @@
+"""``topicmatch bench latency`` and ``topicmatch bench commitlog``: argument parsing only.
+
+Imported at every start of ``topicmatch``, so it imports nothing heavy: NumPy, hdrh, matplotlib
+and the broker clients are loaded inside the runners, after checking the ``bench`` extra is
+installed (:func:`topicmatch._cliutil.require`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import re
+import shlex
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..._cliutil import UsageError, require
+
+__all__ = ["add_bench_commands", "parse_size"]
+
+ROUND_TRIP_SYSTEMS = ("nats", "redis", "rabbitmq", "mqtt", "matcher")
+LOG_SYSTEMS = ("jetstream", "rabbitmq-stream", "redis-stream", "redis-stream-fsync")
+_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2, "mib": 1024**2}
+
+
+def parse_size(text: str) -> int:
+    """Bytes from ``256``, ``1KB``, ``5k``, ``1MB`` (KB = 1,024 B, MB = 1,048,576 B).
+
+    >>> parse_size("1KB"), parse_size("1MB"), parse_size("256")
+    (1024, 1048576, 256)
+    """
+    match = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", text)
+    if not match or match[2].lower() not in _UNITS:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (examples: 256, 1KB, 5KB, 1MB)")
+    return int(match[1]) * _UNITS[match[2].lower()]
+
+
+def _names(allowed: tuple[str, ...]) -> Any:
+    def parse(text: str) -> list[str]:
+        names = [n.strip() for n in text.split(",") if n.strip()]
+        unknown = [n for n in names if n not in allowed]
+        if unknown or not names:
+            raise argparse.ArgumentTypeError(f"choose from {', '.join(allowed)} (comma-separated)")
+        return names
+
+    return parse
+
+
+def _sizes(text: str) -> list[int]:
+    return [parse_size(part) for part in text.split(",")]
+
+
+def add_bench_commands(subparsers: Any) -> None:
+    """Add the ``latency`` and ``commitlog`` experiments."""
+    latency = subparsers.add_parser(
+        "latency",
+        help="fixed-rate round trips through a real broker: full latency distributions, corrected",
+        description=(
+            "Send requests at a fixed rate and measure each from its intended start (coordinated "
+            "omission corrected), from its actual send (uncorrected) and the generator's lateness. "
+            "The broker is started privately on 127.0.0.1 and stopped after. Writes JSON, .hgrm "
+            "files, a nines chart and report.md to --out. Sizes: KB = 1,024 B, MB = 1,048,576 B."
+        ),
+    )
+    latency.add_argument(
+        "--system",
+        type=_names(ROUND_TRIP_SYSTEMS),
+        default=None,
+        help=f"comma-separated, from {', '.join(ROUND_TRIP_SYSTEMS)} "
+        "(default: nats; with --study: the four brokers)",
+    )
+    latency.add_argument(
+        "--rate", type=int, default=3_000, help="requests/s over all connections (default: 3000)"
+    )
+    latency.add_argument("--size", type=parse_size, default=256, help="message size (default: 256)")
+    latency.add_argument("--duration", type=float, default=30.0, help="measured seconds (default: 30)")
+    latency.add_argument(
+        "--warmup", type=float, default=None, help="discarded seconds first (default: 2, 1 with --quick)"
+    )
+    latency.add_argument("--connections", type=int, default=1, help="concurrent connections (default: 1)")
+    latency.add_argument("--processes", type=int, default=1, help="load processes sharing them (default: 1)")
+    latency.add_argument(
+        "--timeout", type=float, default=10.0, help="per-request time-out in s (default: 10)"
+    )
+    latency.add_argument("--max-size", type=parse_size, default=None, help="raise the 1MB message-size limit")
+    latency.add_argument(
+        "--study",
+        action="store_true",
+        help="run the study's five configurations (256B@3000, 1KB@3000, 5KB@2000, 1KB@20000 over 25 "
+        "connections, 1MB@100) for every --system (default systems: the four brokers)",
+    )
+    latency.add_argument("--quick", action="store_true", help="5 s per run instead of --duration")
+    latency.add_argument(
+        "--overlay",
+        nargs="+",
+        type=Path,
+        metavar="RESULT.json",
+        help="only draw these saved runs in one chart",
+    )
+    latency.add_argument("--out", type=Path, default=Path("out/bench/latency"), help="output directory")
+    latency.set_defaults(run=_run_latency)
+
+    commitlog = subparsers.add_parser(
+        "commitlog",
+        help="durable logs (JetStream, RabbitMQ streams, Redis Streams): end-to-end latency and throughput",
+        description=(
+            "Latency: publish random payloads at a fixed rate and measure end to end, publisher to "
+            "subscriber, from each message's intended publish time. Throughput: publish N messages "
+            "per size, complete only when the server acknowledged every one, measured at the "
+            "publisher and at the subscriber. Each system's durability setting is reported with it."
+        ),
+    )
+    commitlog.add_argument(
+        "--systems",
+        type=_names(LOG_SYSTEMS),
+        default=list(LOG_SYSTEMS),
+        help=f"comma-separated, from {', '.join(LOG_SYSTEMS)} (default: all)",
+    )
+    commitlog.add_argument("--sizes", type=_sizes, default=None, help="default: 256,1KB,5KB,1MB")
+    commitlog.add_argument("--rate", type=int, default=50, help="latency runs: messages/s (default: 50)")
+    commitlog.add_argument(
+        "--duration", type=float, default=None, help="latency runs: seconds (default: 30, 5 quick)"
+    )
+    commitlog.add_argument(
+        "--messages",
+        type=int,
+        default=None,
+        help="throughput runs: messages per size (default: 100000, 10000 quick; "
+        "by default 1MB messages are capped to 1000, 100 quick)",
+    )
+    commitlog.add_argument("--skip-latency", action="store_true", help="only the throughput runs")
+    commitlog.add_argument("--skip-throughput", action="store_true", help="only the latency runs")
+    commitlog.add_argument("--quick", action="store_true", help="short runs: a smoke test in about a minute")
+    commitlog.add_argument("--out", type=Path, default=Path("out/bench/commitlog"), help="output directory")
+    commitlog.set_defaults(run=_run_commitlog)
+
+
+@contextlib.contextmanager
+def _stop_on_sigterm(stop: Any) -> Iterator[None]:
+    """On SIGTERM (``timeout``, ``kill``) end the load loops early (``stop.set()``); the run then
+    unwinds normally and stops its brokers instead of orphaning them, and the command reports
+    the interruption. The event is cleared for the next in-process run."""
+
+    def interrupt(_signum: int, _frame: Any) -> None:
+        stop.set()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+        if stop.is_set():
+            raise KeyboardInterrupt
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        stop.clear()
+
+
+def _heavy(module: str) -> Any:
+    """Import a module of this package after checking the ``bench`` extra is there."""
+    for dependency in ("numpy", "hdrh", "matplotlib"):
+        require(dependency, "bench")
+    return importlib.import_module(f"topicmatch.bench.latency.{module}")
+
+
+def _progress(stderr: TextIO) -> Any:
+    def say(line: str) -> None:
+        print(f"[latency] {line}", file=stderr, flush=True)
+
+    return say
+
+
+def _run_latency(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    study = _heavy("_study")
+    limits_module = _heavy("_limits")
+    result_module = _heavy("_result")
+    systems_module = _heavy("_systems")
+    out: Path = options.out
+    if options.overlay:
+        results = []
+        for path in options.overlay:
+            try:
+                results.append(result_module.LatencyResult.from_json(path.read_text()))
+            except (OSError, ValueError, TypeError) as error:
+                raise UsageError(f"cannot read {path}: {error}") from None
+        report = study.write_outputs(results, out, "Overlay of saved runs")
+        print(result_module.summary_table(results, ["corrected"]), file=stdout)
+        print(f"report: {report}", file=stdout)
+        return 0
+    limits = (
+        limits_module.Limits()
+        if options.max_size is None
+        else limits_module.Limits(max_size=options.max_size)
+    )
+    duration = 5.0 if options.quick else options.duration
+    warmup = options.warmup if options.warmup is not None else (1.0 if options.quick else 2.0)
+    if options.study:
+        configs = study.STUDY
+        systems = options.system or ["nats", "redis", "rabbitmq", "mqtt"]
+        title = "Round-trip latency: the study's configurations"
+    else:
+        configs = (
+            study.Configuration(
+                f"{options.size}B@{options.rate}"
+                + (f"x{options.connections}" if options.connections != 1 else ""),
+                options.size,
+                options.rate,
+                options.connections,
+                options.processes,
+            ),
+        )
+        systems = options.system or ["nats"]
+        title = "Round-trip latency"
+    try:
+        with _stop_on_sigterm(_heavy("_load").STOP):
+            results = study.run_study(
+                systems,
+                configs,
+                duration=duration,
+                warmup=warmup,
+                timeout=options.timeout,
+                limits=limits,
+                progress=_progress(stderr),
+            )
+    except (limits_module.LimitError, systems_module.SystemUnavailable) as error:
+        raise UsageError(str(error)) from None
+    except (OSError, RuntimeError) as error:  # a connection refused, a load process that failed
+        raise UsageError(f"the run failed: {type(error).__name__}: {error}") from None
+    report = study.write_outputs(results, out, title)
+    print(result_module.summary_table(results), file=stdout)
+    for result in results:
+        for note in result.notes():
+            print(f"note: {result.label}: {note}", file=stdout)
+    print(f"report: {report}", file=stdout)
+    return 0
+
+
+def _commitlog_command(options: argparse.Namespace) -> str:
+    """The command line that reproduces a commit-log run, from its options."""
+    argv = ["topicmatch", "bench", "commitlog"]
+    if options.quick:
+        argv.append("--quick")
+    if options.systems != list(LOG_SYSTEMS):
+        argv += ["--systems", ",".join(options.systems)]
+    if options.sizes is not None:
+        argv += ["--sizes", ",".join(str(size) for size in options.sizes)]
+    for name in ("rate", "duration", "messages"):
+        value = getattr(options, name)
+        if value is not None and not (name == "rate" and value == 50):
+            argv += [f"--{name}", f"{value:g}" if isinstance(value, float) else str(value)]
+    argv += ["--skip-latency"] * options.skip_latency + ["--skip-throughput"] * options.skip_throughput
+    return shlex.join(argv)
+
+
+def _run_commitlog(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    commitlog = _heavy("_commitlog")
+    limits_module = _heavy("_limits")
+    systems_module = _heavy("_systems")
+    plan = commitlog.Plan.make(
+        systems=options.systems,
+        sizes=options.sizes,
+        rate=options.rate,
+        duration=options.duration,
+        messages=options.messages,
+        quick=options.quick,
+        latency=not options.skip_latency,
+        throughput=not options.skip_throughput,
+        command=_commitlog_command(options),
+    )
+    try:
+        with _stop_on_sigterm(_heavy("_load").STOP):
+            plan.check()
+            report = commitlog.run_plan(plan, options.out, _progress(stderr))
+    except (limits_module.LimitError, systems_module.SystemUnavailable) as error:
+        raise UsageError(str(error)) from None
+    except (OSError, RuntimeError) as error:  # a connection refused, a server error
+        raise UsageError(f"the run failed: {type(error).__name__}: {error}") from None
+    print(report.read_text(), file=stdout)
+    print(f"report: {report}", file=stdout)
+    return 0

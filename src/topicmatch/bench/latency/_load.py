@@ -1,0 +1,414 @@
+"""The fixed-rate load generator: every request has an intended start, and latency runs from it.
+
+Request ``k`` (0-based, over all connections) is due at ``start + k / rate`` and goes to
+connection ``k mod connections``; each connection is closed-loop (one request at a time), so a
+late reply makes the next request of that connection late. The generator never skips a due
+request: when late it sends at once, catching up. Three raw timestamps are kept per request
+(``k``, actual send, reply), appended to ``array('q')`` buffers in the hot path, and turned into
+three histograms afterwards (:mod:`._histograms`):
+
+* **corrected** = reply - intended start: response time, stalls charged in full (wrk2, YCSB);
+* **uncorrected** = reply - actual send: service time, what a naive benchmark reports;
+* **lateness** = actual send - intended start: how far behind schedule the generator was.
+
+Warm-up: requests due in the first ``warmup`` seconds run on the same schedule but are left out.
+Failed requests are recorded at the moment they gave up (a lower bound); requests never sent
+(the time bound was hit) are counted and, where they were already due, recorded at their lower
+bound too: nothing is omitted silently.
+
+Pacing: a connection alone in its process sleeps until 200 µs before its due time and spins
+the rest (``time.sleep`` overshoots by 60 µs or more on a busy machine); connections sharing a
+process only sleep, since a spinning thread would hold the GIL for the 5 ms switch interval and
+a spinning task would steal the loop from the others. asyncio runs on a ``select()`` loop:
+the default ``epoll`` loop rounds every wait up to a whole millisecond, ``select`` waits to the
+microsecond. What pacing still misses shows up as lateness. Spinning burns CPU on purpose, so
+it is subtracted from the generator's CPU use before judging whether the generator was the
+bottleneck.
+
+Each process runs its share of the connections (:func:`run_share`); :mod:`._processes` starts
+the processes and collects their encoded histograms.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import selectors
+import threading
+import time
+from array import array
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._histograms import encode, new_histogram, record_many
+from ._limits import DEFAULT_LIMITS, Limits, check_load
+from ._requester import AnyRequester, AsyncRequester, Requester, RequesterFactory, is_async
+
+__all__ = ["STOP", "LoadSpec", "ShareResult", "busy_share", "machine_cpu", "run_share"]
+
+NS = 1_000_000_000
+#: A connection stops after this many consecutive failures (its remaining requests: unsent).
+MAX_CONSECUTIVE_FAILURES = 20
+#: Spin this long before a due time when the connection is alone in its process.
+SPIN_NS = 200_000
+#: Set (e.g. by a SIGTERM handler) to end every load loop at its next request: the run then
+#: finishes normally, so its brokers are stopped by their ``finally`` blocks. An exception
+#: raised from a signal handler inside an asyncio loop can instead leave it hanging.
+STOP = threading.Event()
+
+
+def _ceil(value: float) -> int:
+    """Ceiling that ignores float noise: (0.2 + 0.4) * 500 is 300, not 301."""
+    return math.ceil(value - 1e-9)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadSpec:
+    """One fixed-rate run: ``rate`` requests/s over all connections for ``warmup + duration`` s."""
+
+    rate: int
+    duration: float
+    warmup: float = 1.0
+    connections: int = 1
+    processes: int = 1
+    #: After the last due time, how long outstanding requests may still take (the time bound).
+    grace: float = 15.0
+    #: How long connecting may take, per process.
+    setup_timeout: float = 60.0
+    limits: Limits = DEFAULT_LIMITS
+
+    def check(self, size: int = 0) -> None:
+        """Raise :class:`._limits.LimitError` unless this run fits its limits."""
+        check_load(
+            rate=self.rate,
+            duration=self.duration,
+            warmup=self.warmup,
+            connections=self.connections,
+            processes=self.processes,
+            size=size,
+            limits=self.limits,
+        )
+
+    @property
+    def total_requests(self) -> int:
+        return _ceil((self.warmup + self.duration) * self.rate)
+
+    @property
+    def warmup_requests(self) -> int:
+        return _ceil(self.warmup * self.rate)
+
+    def due(self, start_ns: int, k: int) -> int:
+        """Intended start (ns) of request ``k``."""
+        return start_ns + k * NS // self.rate
+
+
+@dataclass
+class _Record:
+    """Raw timestamps of one connection, appended in the hot path."""
+
+    ks: array[int] = field(default_factory=lambda: array("q"))
+    sent: array[int] = field(default_factory=lambda: array("q"))
+    done: array[int] = field(default_factory=lambda: array("q"))
+    failed: list[tuple[int, int, int]] = field(default_factory=list)
+    unsent_from: int = -1
+    ended_ns: int = 0
+    spin_ns: int = 0
+    error: str = ""
+
+
+@dataclass
+class ShareResult:
+    """What one process measured, in a form that pickles small (encoded histograms)."""
+
+    corrected: str = ""
+    uncorrected: str = ""
+    lateness: str = ""
+    completed: int = 0
+    failed: int = 0
+    unsent: int = 0
+    clipped: int = 0
+    last_done_ns: int = 0
+    measure_start_ns: int = 0
+    #: CPU time of the load process during the schedule (all its threads, deliberate spinning
+    #: excluded), and the wall time.
+    cpu_seconds: float = 0.0
+    wall_seconds: float = 0.0
+    #: Busy share of the whole machine's CPU during the schedule (every process, not just ours).
+    machine_busy: float = 0.0
+    errors: list[str] = field(default_factory=list)
+
+
+def _blocking_loop(
+    requester: Requester, first: int, spec: LoadSpec, start_ns: int, spin_ns: int, rec: _Record
+) -> None:
+    ns = time.monotonic_ns
+    sleep = time.sleep
+    request = requester.request
+    ks, sent_at, done_at = rec.ks.append, rec.sent.append, rec.done.append
+    rate, total, step = spec.rate, spec.total_requests, spec.connections
+    stopped = STOP.is_set
+    deadline = start_ns + int((spec.warmup + spec.duration + spec.grace) * NS)
+    failures = 0
+    k = first
+    while k < total:
+        due = start_ns + k * NS // rate
+        now = ns()
+        if now >= deadline or stopped():
+            break
+        if due > now:
+            if due - now > spin_ns:
+                sleep((due - now - spin_ns) / NS)
+            spin_from = sent = ns()
+            while sent < due:
+                sent = ns()
+            rec.spin_ns += sent - spin_from
+        else:
+            sent = now
+        try:
+            request()
+        except Exception as exc:
+            rec.failed.append((k, sent, ns()))
+            rec.error = rec.error or f"{type(exc).__name__}: {exc}"
+            failures += 1
+            if failures >= MAX_CONSECUTIVE_FAILURES:
+                k += step
+                break
+        else:
+            done = ns()
+            ks(k)
+            sent_at(sent)
+            done_at(done)
+            failures = 0
+        k += step
+    rec.unsent_from = k if k < total else -1
+    rec.ended_ns = ns()
+
+
+async def _async_loop(
+    requester: AsyncRequester, first: int, spec: LoadSpec, start_ns: int, spin_ns: int, rec: _Record
+) -> None:
+    ns = time.monotonic_ns
+    sleep = asyncio.sleep
+    request = requester.request
+    ks, sent_at, done_at = rec.ks.append, rec.sent.append, rec.done.append
+    rate, total, step = spec.rate, spec.total_requests, spec.connections
+    stopped = STOP.is_set
+    deadline = start_ns + int((spec.warmup + spec.duration + spec.grace) * NS)
+    failures = 0
+    k = first
+    while k < total:
+        due = start_ns + k * NS // rate
+        now = ns()
+        if now >= deadline or stopped():
+            break
+        if due > now:
+            if due - now > spin_ns:
+                await sleep((due - now - spin_ns) / NS)
+            spin_from = sent = ns()
+            while sent < due:
+                await sleep(0)
+                sent = ns()
+            rec.spin_ns += sent - spin_from
+        else:
+            sent = now
+        try:
+            await request()
+        except Exception as exc:
+            rec.failed.append((k, sent, ns()))
+            rec.error = rec.error or f"{type(exc).__name__}: {exc}"
+            failures += 1
+            if failures >= MAX_CONSECUTIVE_FAILURES:
+                k += step
+                break
+        else:
+            done = ns()
+            ks(k)
+            sent_at(sent)
+            done_at(done)
+            failures = 0
+        k += step
+    rec.unsent_from = k if k < total else -1
+    rec.ended_ns = ns()
+
+
+def _summarise(records: list[_Record], spec: LoadSpec, start_ns: int) -> ShareResult:
+    """Turn raw timestamps into the three histograms, leaving out the warm-up."""
+    corrected, uncorrected, lateness = new_histogram(), new_histogram(), new_histogram()
+    result = ShareResult()
+    first_measured = spec.warmup_requests
+    result.measure_start_ns = spec.due(start_ns, first_measured)
+    for rec in records:
+        ks = np.frombuffer(rec.ks, dtype=np.int64)
+        sent = np.frombuffer(rec.sent, dtype=np.int64)
+        done = np.frombuffer(rec.done, dtype=np.int64)
+        keep = ks >= first_measured
+        ks, sent, done = ks[keep], sent[keep], done[keep]
+        intended = start_ns + ks * NS // spec.rate
+        result.clipped += record_many(corrected, done - intended)
+        record_many(uncorrected, done - sent)
+        record_many(lateness, sent - intended)
+        result.completed += int(ks.size)
+        if ks.size:
+            result.last_done_ns = max(result.last_done_ns, int(done.max()))
+        failed = [(k, s, g) for k, s, g in rec.failed if k >= first_measured]
+        if failed:
+            fk, fs, fg = (np.array(column, dtype=np.int64) for column in zip(*failed, strict=True))
+            f_intended = start_ns + fk * NS // spec.rate
+            record_many(corrected, fg - f_intended)
+            record_many(uncorrected, fg - fs)
+            record_many(lateness, fs - f_intended)
+            result.failed += len(failed)
+        if rec.unsent_from >= 0:
+            unsent = np.arange(rec.unsent_from, spec.total_requests, spec.connections, dtype=np.int64)
+            unsent = unsent[unsent >= first_measured]
+            u_intended = start_ns + unsent * NS // spec.rate
+            overdue = u_intended < rec.ended_ns
+            record_many(corrected, rec.ended_ns - u_intended[overdue])
+            result.unsent += int(unsent.size)
+        if rec.error:
+            result.errors.append(rec.error)
+    result.corrected, result.uncorrected, result.lateness = (
+        encode(corrected),
+        encode(uncorrected),
+        encode(lateness),
+    )
+    return result
+
+
+def _make(factory: RequesterFactory, connections: list[int]) -> tuple[list[AnyRequester], bool]:
+    requesters = [factory(c) for c in connections]
+    kinds = {is_async(r) for r in requesters}
+    if len(kinds) != 1:
+        raise TypeError("a factory must make only blocking or only asyncio requesters")
+    return requesters, kinds.pop()
+
+
+_Run = tuple[list["_Record"], int, float, float, float]
+
+
+def machine_cpu() -> tuple[int, int]:
+    """(busy, total) CPU ticks of the whole machine so far, from ``/proc/stat`` ((0, 0) elsewhere).
+
+    Why: on a shared machine a generator can fall behind without being CPU-bound itself, because
+    other processes hold the cores; the difference of two readings tells.
+    """
+    try:
+        with open("/proc/stat", encoding="ascii") as handle:
+            fields = [int(x) for x in handle.readline().split()[1:]]
+    except (OSError, ValueError):
+        return 0, 0
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    total = sum(fields[:8])  # guest time is already counted in user
+    return total - idle, total
+
+
+def busy_share(before: tuple[int, int], after: tuple[int, int]) -> float:
+    """Busy fraction of the machine between two :func:`machine_cpu` readings."""
+    total = after[1] - before[1]
+    return (after[0] - before[0]) / total if total > 0 else 0.0
+
+
+def _run_blocking_share(
+    requesters: list[Requester], connections: list[int], spec: LoadSpec, ready: Callable[[], int]
+) -> _Run:
+    set_up: list[Requester] = []
+    try:
+        for requester in requesters:
+            requester.setup()
+            set_up.append(requester)
+        start_ns = ready()
+        cpu0, wall0, machine0 = time.process_time(), time.monotonic(), machine_cpu()
+        records = [_Record() for _ in connections]
+        if len(connections) == 1:
+            _blocking_loop(requesters[0], connections[0], spec, start_ns, SPIN_NS, records[0])
+        else:
+            threads = [
+                threading.Thread(
+                    target=_blocking_loop,
+                    args=(r, c, spec, start_ns, 0, rec),
+                    daemon=True,
+                    name=f"connection-{c}",
+                )
+                for r, c, rec in zip(requesters, connections, records, strict=True)
+            ]
+            for thread in threads:
+                thread.start()
+            bound = (start_ns - time.monotonic_ns()) / NS + spec.warmup + spec.duration + spec.grace + 5
+            for thread in threads:
+                thread.join(timeout=max(0.0, bound))
+            for rec, thread in zip(records, threads, strict=True):
+                if thread.is_alive():
+                    rec.error = rec.error or f"{thread.name} was still in a request at the time bound"
+        return (
+            records,
+            start_ns,
+            time.process_time() - cpu0,
+            time.monotonic() - wall0,
+            busy_share(machine0, machine_cpu()),
+        )
+    finally:
+        for requester in reversed(set_up):
+            with contextlib.suppress(Exception):  # a failed disconnect must not hide the results
+                requester.teardown()
+
+
+async def _run_async_share(
+    requesters: list[AsyncRequester], connections: list[int], spec: LoadSpec, ready: Callable[[], int]
+) -> _Run:
+    set_up: list[AsyncRequester] = []
+    try:
+        for requester in requesters:
+            await asyncio.wait_for(requester.setup(), spec.setup_timeout)
+            set_up.append(requester)
+        start_ns = await asyncio.get_running_loop().run_in_executor(None, ready)
+        cpu0, wall0, machine0 = time.process_time(), time.monotonic(), machine_cpu()
+        records = [_Record() for _ in connections]
+        spin = SPIN_NS if len(connections) == 1 else 0
+        await asyncio.gather(
+            *(
+                _async_loop(r, c, spec, start_ns, spin, rec)
+                for r, c, rec in zip(requesters, connections, records, strict=True)
+            )
+        )
+        return (
+            records,
+            start_ns,
+            time.process_time() - cpu0,
+            time.monotonic() - wall0,
+            busy_share(machine0, machine_cpu()),
+        )
+    finally:
+        for requester in reversed(set_up):
+            with contextlib.suppress(Exception):  # a failed disconnect must not hide the results
+                await asyncio.wait_for(requester.teardown(), 10)
+
+
+def _select_loop() -> asyncio.AbstractEventLoop:
+    """An asyncio loop on ``select()``, whose timeouts have microsecond resolution."""
+    return asyncio.SelectorEventLoop(selectors.SelectSelector())
+
+
+def run_share(factory: RequesterFactory, spec: LoadSpec, index: int, ready: Callable[[], int]) -> ShareResult:
+    """Run connections ``index, index + processes, ...`` of the schedule in this process."""
+    connections = list(range(index, spec.connections, spec.processes))
+    requesters, asynchronous = _make(factory, connections)
+    if asynchronous:
+        with asyncio.Runner(loop_factory=_select_loop) as runner:
+            records, start_ns, cpu, wall, busy = runner.run(
+                _run_async_share(requesters, connections, spec, ready)  # type: ignore[arg-type]
+            )
+    else:
+        records, start_ns, cpu, wall, busy = _run_blocking_share(
+            requesters,  # type: ignore[arg-type]
+            connections,
+            spec,
+            ready,
+        )
+    result = _summarise(records, spec, start_ns)
+    result.cpu_seconds = max(0.0, cpu - sum(rec.spin_ns for rec in records) / NS)
+    result.wall_seconds = wall
+    result.machine_busy = busy
+    return result

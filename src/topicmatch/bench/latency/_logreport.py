@@ -1,0 +1,157 @@
+"""The commit-log report: latency and throughput tables, durability beside every number, charts.
+
+Written by :func:`write_report` from the results of :func:`._commitlog.run_plan`: per run a JSON
+file and a corrected ``.hgrm``; per system a nines chart with the sizes overlaid; one throughput
+chart (publisher and subscriber side, log scale); and ``report.md``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ._chart import nines_chart
+from ._logs import LOGS
+from ._result import LatencyResult, format_ms, samples_needed
+
+if TYPE_CHECKING:
+    from ._commitlog import Plan, ThroughputResult
+
+__all__ = ["size_name", "write_report"]
+
+MiB = 1024 * 1024
+
+
+def size_name(size: int) -> str:
+    """256B, 1KB, 5KB, 1MB (KB = 1,024 B).
+
+    >>> size_name(5120), size_name(1048576), size_name(300)
+    ('5KB', '1MB', '300B')
+    """
+    if size >= MiB and size % MiB == 0:
+        return f"{size // MiB}MB"
+    if size >= 1024 and size % 1024 == 0:
+        return f"{size // 1024}KB"
+    return f"{size}B"
+
+
+def write_report(
+    plan: Plan, latencies: list[LatencyResult], throughputs: list[ThroughputResult], out: Path
+) -> Path:
+    """Write every output of a commit-log run under ``out``; return the path of ``report.md``."""
+    for result in latencies:
+        stem = result.label.replace(" ", "-")
+        (out / f"{stem}.json").write_text(result.to_json())
+        result.write_hgrm(out / f"{stem}.corrected.hgrm")
+    (out / "throughput.json").write_text(
+        json.dumps(
+            [
+                {**vars(t), "publisher_rate": t.publisher_rate, "subscriber_rate": t.subscriber_rate}
+                for t in throughputs
+            ],
+            indent=1,
+        )
+    )
+    lines = ["# Commit logs: latency and throughput", "", f"Command: `{plan.command}`", ""]
+    if latencies:
+        lines += _latency_table(latencies, plan)
+        for system in plan.systems:
+            group = [r for r in latencies if r.system == system]
+            if group:
+                path = out / f"latency-{system}.png"
+                nines_chart(
+                    [(r.label.split(" ", 1)[1], r.histogram(), None) for r in group],
+                    path,
+                    f"{system}: end-to-end latency at {plan.rate} msg/s",
+                    subtitle=f"{plan.duration:g} s per size, from the intended publish time",
+                )
+                lines.append(f"![{system} latency]({path.name})")
+        lines.append("")
+    if throughputs:
+        lines += _throughput_table(throughputs)
+        _throughput_chart(throughputs, out / "throughput.png")
+        lines += ["![throughput](throughput.png)", ""]
+    lines += ["Durability of each system:", ""]
+    lines += [f"* **{s}** ({LOGS[s].description}): {LOGS[s].durability}" for s in plan.systems]
+    machine = (
+        (latencies[0].machine if latencies else throughputs[0].machine) if (latencies or throughputs) else {}
+    )
+    lines += ["", "Machine: " + ", ".join(f"{k}={v}" for k, v in machine.items()), ""]
+    report = out / "report.md"
+    report.write_text("\n".join(lines))
+    return report
+
+
+def _latency_table(results: list[LatencyResult], plan: Plan) -> list[str]:
+    nines = (99.0, 99.9, 99.99, 99.999, 99.9999)
+    lines = [
+        f"End-to-end latency in ms, publisher to subscriber, at {plan.rate} msg/s for {plan.duration:g} s "
+        "(corrected: from the intended publish time; `-`: too few samples for that percentile):",
+        "",
+        "| system | size | " + " | ".join(f"p{p:g}" for p in nines) + " | max | count | lost | notes |",
+        "|---|---|" + "---:|" * (len(nines) + 3) + "---|",
+    ]
+    for result in results:
+        values = result.histogram().get_percentile_to_value_dict(list(nines)) if result.count else {}
+        cells = [format_ms(values[p]) if result.count >= samples_needed(p) else "-" for p in nines]
+        notes = "; ".join(n for n in result.notes() if "samples" not in n)
+        lines.append(
+            f"| {result.system} | {result.label.split(' ', 1)[1]} | "
+            + " | ".join(cells)
+            + f" | {format_ms(result.max_ns())} | {result.completed:,} | {result.failed:,} | {notes} |"
+        )
+    return [*lines, ""]
+
+
+def _throughput_table(results: list[ThroughputResult]) -> list[str]:
+    lines = [
+        "| system | size | messages | publisher msg/s | publisher MB/s | subscriber msg/s | subscriber MB/s "
+        "| received |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r.system} | {size_name(r.size)} | {r.messages:,} | {r.publisher_rate:,.0f} | "
+            f"{r.publisher_rate * r.size / MiB:,.1f} | {r.subscriber_rate:,.0f} | "
+            f"{r.subscriber_rate * r.size / MiB:,.1f} | "
+            f"{r.received:,} |"
+        )
+    return [*lines, ""]
+
+
+def _throughput_chart(results: list[ThroughputResult], path: Path) -> None:
+    import matplotlib  # noqa: PLC0415 - only when drawing
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+    from PIL import Image  # noqa: PLC0415
+
+    systems = list(dict.fromkeys(r.system for r in results))
+    sizes = list(dict.fromkeys(r.size for r in results))
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.8), dpi=90, sharey=True)
+    width = 0.8 / max(1, len(systems))
+    for ax, side in zip(axes, ("publisher", "subscriber"), strict=True):
+        for number, system in enumerate(systems):
+            values = []
+            for size in sizes:
+                match = [r for r in results if r.system == system and r.size == size]
+                values.append(getattr(match[0], f"{side}_rate") if match else 0.0)
+            ax.bar([i + number * width for i in range(len(sizes))], values, width, label=system)
+        ax.set_xticks(
+            [i + width * (len(systems) - 1) / 2 for i in range(len(sizes))], [size_name(s) for s in sizes]
+        )
+        ax.set_yscale("log")
+        ax.set_title(f"{side} side", fontsize=10)
+        ax.grid(True, axis="y", alpha=0.3)
+    axes[0].set_ylabel("messages/s (log scale)")
+    axes[0].legend(fontsize=7)
+    fig.suptitle("Commit-log throughput (publisher: every message acknowledged)", fontsize=10)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    buffer.seek(0)
+    with Image.open(buffer) as image:
+        image.convert("RGB").quantize(colors=64).save(path, format="PNG", optimize=True)

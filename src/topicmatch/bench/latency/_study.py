@@ -1,0 +1,191 @@
+"""Broker round-trip runs: one configuration, or the study's five, with reports and charts.
+
+The study's configurations (30 s each by default, 5 s with ``--quick``):
+
+=============  =========  ================  ===========
+configuration  size       rate              connections
+=============  =========  ================  ===========
+256B@3000      256 B      3,000/s           1
+1KB@3000       1,024 B    3,000/s           1
+5KB@2000       5,120 B    2,000/s           1
+1KB@20000x25   1,024 B    20,000/s          25 (2 processes)
+1MB@100        1,048,576  100/s             1
+=============  =========  ================  ===========
+
+Each broker is started once per system and serves all its configurations. Every run writes
+``<label>.json`` (the :class:`._result.LatencyResult`, histograms encoded) and three ``.hgrm``
+files (corrected, uncorrected, lateness); every configuration gets one chart with the systems
+overlaid; ``report.md`` holds the summary table, the notes and the machine.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..machine import machine_info
+from ._chart import nines_chart
+from ._limits import DEFAULT_LIMITS, Limits
+from ._load import STOP, LoadSpec
+from ._logreport import size_name
+from ._processes import run_shares
+from ._result import VIEWS, LatencyResult, summary_table
+from ._systems import SYSTEMS, serve
+
+__all__ = ["STUDY", "Configuration", "run_configuration", "run_study", "write_outputs"]
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """Message size, rate and concurrency of one run (the duration is chosen separately)."""
+
+    name: str
+    size: int
+    rate: int
+    connections: int = 1
+    processes: int = 1
+
+
+STUDY = (
+    Configuration("256B@3000", 256, 3_000),
+    Configuration("1KB@3000", 1_024, 3_000),
+    Configuration("5KB@2000", 5_120, 2_000),
+    Configuration("1KB@20000x25", 1_024, 20_000, connections=25, processes=2),
+    Configuration("1MB@100", 1_048_576, 100),
+)
+
+Progress = Callable[[str], None]
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.@x-]+", "-", text).strip("-")
+
+
+def command_for(system: str, config: Configuration, duration: float, warmup: float) -> str:
+    """The command line that reproduces one run."""
+    argv = ["topicmatch", "bench", "latency", "--system", system, "--rate", str(config.rate)]
+    argv += ["--size", str(config.size), "--duration", f"{duration:g}", "--warmup", f"{warmup:g}"]
+    if config.connections != 1:
+        argv += ["--connections", str(config.connections), "--processes", str(config.processes)]
+    return shlex.join(argv)
+
+
+def run_configuration(
+    system: str,
+    config: Configuration,
+    factory: Callable[[int], object],
+    *,
+    duration: float,
+    warmup: float,
+    limits: Limits = DEFAULT_LIMITS,
+) -> LatencyResult:
+    """One fixed-rate run of ``config`` against a started system (``factory`` from :func:`serve`)."""
+    spec = LoadSpec(
+        rate=config.rate,
+        duration=duration,
+        warmup=warmup,
+        connections=config.connections,
+        processes=config.processes,
+        limits=limits,
+    )
+    spec.check(config.size)
+    machine = machine_info()
+    shares = run_shares(factory, spec)  # type: ignore[arg-type]
+    return LatencyResult.from_shares(
+        shares,
+        spec,
+        label=f"{system} {config.name}",
+        system=system,
+        config={
+            "configuration": config.name,
+            "size": config.size,
+            "rate": config.rate,
+            "connections": config.connections,
+            "processes": config.processes,
+            "duration": duration,
+            "warmup": warmup,
+            "request": SYSTEMS[system],
+        },
+        machine=machine,
+        command=command_for(system, config, duration, warmup),
+    )
+
+
+def run_study(
+    systems: Sequence[str],
+    configs: Sequence[Configuration],
+    *,
+    duration: float,
+    warmup: float,
+    timeout: float = 10.0,
+    limits: Limits = DEFAULT_LIMITS,
+    progress: Progress = lambda _line: None,
+) -> list[LatencyResult]:
+    """Every configuration against every system; each broker started once and stopped after."""
+    for config in configs:
+        LoadSpec(
+            rate=config.rate,
+            duration=duration,
+            warmup=warmup,
+            connections=config.connections,
+            processes=config.processes,
+            limits=limits,
+        ).check(config.size)
+    results = []
+    for system in systems:
+        with serve(system, configs[0].size, timeout) as base:
+            for config in configs:
+                if STOP.is_set():
+                    raise KeyboardInterrupt
+                progress(f"{system} {config.name}: {duration:g} s (+{warmup:g} s warm-up)")
+                factory = dataclasses.replace(base, size=config.size)
+                results.append(
+                    run_configuration(
+                        system, config, factory, duration=duration, warmup=warmup, limits=limits
+                    )
+                )
+                for note in results[-1].notes():
+                    progress(f"  note: {note}")
+    return results
+
+
+def write_outputs(results: Sequence[LatencyResult], out: Path, title: str) -> Path:
+    """JSON and ``.hgrm`` per run, one chart per configuration, and ``report.md``; returns it."""
+    out.mkdir(parents=True, exist_ok=True)
+    for result in results:
+        stem = _slug(result.label)
+        (out / f"{stem}.json").write_text(result.to_json())
+        for view in VIEWS:
+            result.write_hgrm(out / f"{stem}.{view}.hgrm", view)
+    charts = []
+    by_config: dict[str, list[LatencyResult]] = {}
+    for result in results:
+        by_config.setdefault(str(result.config.get("configuration", result.label)), []).append(result)
+    for name, group in by_config.items():
+        path = out / f"{_slug(name)}.png"
+        first = group[0].config
+        subtitle = f"{size_name(int(first.get('size', 0)))} at {first.get('rate', '?'):,}/s"
+        if first.get("connections", 1) != 1:
+            subtitle += f" over {first['connections']} connections"
+        subtitle += f", {first.get('duration', 0):g} s each; solid: corrected (from intended start)"
+        nines_chart(
+            [(r.system, r.histogram("corrected"), r.histogram("uncorrected")) for r in group],
+            path,
+            f"Round-trip latency by percentile: {name}",
+            subtitle=subtitle,
+        )
+        charts.append(path)
+    lines = [f"# {title}", "", summary_table(results), ""]
+    for result in results:
+        lines.append(f"* `{result.command}`" if result.command else f"* {result.label}")
+        lines.extend(f"  * {note}" for note in result.notes())
+    lines += ["", *(f"![{c.stem}]({c.name})" for c in charts), ""]
+    if results:
+        lines += ["Machine: " + ", ".join(f"{k}={v}" for k, v in results[0].machine.items()), ""]
+    report = out / "report.md"
+    report.write_text("\n".join(lines))
+    return report

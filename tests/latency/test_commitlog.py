@@ -1,0 +1,54 @@
+"""Quick commit-log runs against the real logs: latency and throughput end to end, durability named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from topicmatch.bench.latency._commitlog import Plan, run_plan
+from topicmatch.bench.latency._logs import LOGS
+
+# Also `brokers`: `make test-fast` (-m "not brokers") runs everything that needs no broker.
+pytestmark = [pytest.mark.latency, pytest.mark.brokers]
+
+
+def test_every_log_delivers_every_message_and_says_how_durable_it_is(tmp_path: Path) -> None:
+    plan = Plan.make(
+        systems=list(LOGS),
+        sizes=[256, 1024 * 1024],
+        rate=50,
+        duration=0.6,
+        messages=500,
+        quick=True,
+        command="topicmatch bench commitlog (test)",
+    )
+    plan.mb_messages = 5
+    plan.warmup = 0.2
+    report = run_plan(plan, tmp_path).read_text()
+    for system, info in LOGS.items():
+        assert info.durability in report, system
+        for size in ("256B", "1MB"):
+            result = json.loads((tmp_path / f"{system}-{size}.json").read_text())
+            assert result["completed"] == 30, (system, size)
+            assert result["failed"] == 0, (system, size)
+            assert result["config"]["durability"] == info.durability
+            assert (tmp_path / f"{system}-{size}.corrected.hgrm").exists()
+        assert (tmp_path / f"latency-{system}.png").exists()
+    throughput = json.loads((tmp_path / "throughput.json").read_text())
+    assert len(throughput) == 2 * len(LOGS)
+    for row in throughput:
+        assert row["received"] == row["messages"], row
+        assert row["publisher_rate"] > 0
+        assert row["subscriber_rate"] > 0
+    assert "fsync" in report
+    assert (tmp_path / "throughput.png").exists()
+
+
+def test_one_megabyte_throughput_is_capped_to_what_fits_the_machine() -> None:
+    plan = Plan.make(systems=["jetstream"], sizes=None, rate=50, duration=None, messages=None, quick=False)
+    assert plan.duration == 30.0
+    assert plan.count_for(256) == 100_000
+    assert plan.count_for(1024 * 1024) == 1_000
+    plan.check()
