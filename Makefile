@@ -21,8 +21,10 @@ venv: $(STAMP)  ## create the virtual environment with the package and its dev t
 brokers:  ## install RabbitMQ, Mosquitto and nats-server from Debian (needs root)
 	bash scripts/install-brokers.sh
 
-demo: venv  ## the main job on its embedded default: match generated data, every algorithm
-	$(VENV)/bin/topicmatch demo
+demo: venv  ## the main job, local mode: generate 1,000,000 messages and 10,000 subscriptions, route them on Spark
+	$(VENV)/bin/topicmatch generate --messages 1000000 --subscriptions 10000 --invalid-fraction 0.0001 --out out/demo/data
+	PYSPARK_PYTHON=$(abspath $(PY)) SPARK_LOCAL_IP=127.0.0.1 $(VENV)/bin/topicmatch route --overwrite \
+		--messages out/demo/data/messages --subscriptions out/demo/data/subscriptions.parquet --out out/demo/routed
 
 check: venv  ## lint (ruff), format check and strict typing (mypy)
 	$(VENV)/bin/ruff check src tests benchmarks

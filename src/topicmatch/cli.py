@@ -25,7 +25,7 @@ __all__ = ["main"]
 
 #: Modules that add top-level commands through ``add_commands(subparsers)`` (see _cliutil).
 #: They are imported at start-up, so they import their heavy dependencies inside their runners.
-COMMAND_MODULES: tuple[str, ...] = ("topicmatch.bench._cli",)
+COMMAND_MODULES: tuple[str, ...] = ("topicmatch.bench._cli", "topicmatch.spark._cli")
 
 
 def _add_matcher_options(parser: argparse.ArgumentParser) -> None:

@@ -13,7 +13,11 @@ __all__ = ["add_commands"]
 
 #: Modules that contribute ``topicmatch bench`` experiments; each is imported at start-up, so
 #: it must import its heavy dependencies lazily, inside its runners.
-BENCH_MODULES: tuple[str, ...] = ("topicmatch.bench._experiments_cli", "topicmatch.bench.latency._cli")
+BENCH_MODULES: tuple[str, ...] = (
+    "topicmatch.bench._experiments_cli",
+    "topicmatch.spark._bench",
+    "topicmatch.bench.latency._cli",
+)
 
 
 def add_commands(commands: Any) -> None:

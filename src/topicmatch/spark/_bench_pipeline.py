@@ -1,0 +1,208 @@
+"""The ``pipeline`` experiment: ``route`` against the naive regex cross join (see :mod:`._bench`)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import shutil
+import statistics
+import time
+import uuid
+from pathlib import Path
+from typing import Any, TextIO
+
+from pyspark.sql import functions as F
+
+from topicmatch.bench.machine import machine_info
+
+from ._bench import CASES, QUICK_CASES, TARGETS, Case
+from ._generate import generate
+from ._io import write
+from ._naive import naive_route
+from ._route import _route
+from ._session import session
+from ._subscriptions import Subscriptions
+
+__all__ = ["run"]
+
+
+def _say(err: TextIO, start: float, text: str) -> None:
+    print(f"[pipeline {time.perf_counter() - start:7.1f}s] {text}", file=err, flush=True)
+
+
+def run(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """Run the experiment; 1 if route and the naive join disagree anywhere, else 0."""
+    cases = QUICK_CASES if options.quick else CASES
+    repeat, naive_repeat = (2, 1) if options.quick else (options.repeat, options.naive_repeat)
+    out: Path = options.out
+    out.mkdir(parents=True, exist_ok=True)
+    spark = session(
+        options.master,
+        {"spark.driver.memory": "2g", "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"},
+    )
+    start = time.perf_counter()
+    results = [_measure(spark, case, out, repeat, naive_repeat, stderr, start) for case in cases]
+    mismatched = [r["case"] for r in results if r.get("same_deliveries") is False]
+    _write_report(out, results, (repeat, naive_repeat), str(spark.sparkContext.master))
+    print(f"pipeline: report in {out / 'report.md'}", file=stdout)
+    for line in _target_lines(results):
+        print(f"pipeline: {line}", file=stdout)
+    if mismatched:
+        print(f"pipeline: route and the naive join DISAGREE on {', '.join(mismatched)}", file=stderr)
+        return 1
+    return 0
+
+
+def _data(out: Path, case: Case) -> tuple[Path, Path]:
+    path = out / "data" / case.name.replace(" ", "")
+    params = {"messages": case.messages, "subscriptions": case.subscriptions, "seed": 7, "payload_bytes": 100}
+    marker = path / "params.json"
+    if not marker.exists() or json.loads(marker.read_text()) != params:
+        result = generate(path, case.messages, case.subscriptions, seed=7, payload_bytes=100)
+        marker.write_text(json.dumps(params))
+        return result.messages_path, result.subscriptions_path
+    return path / "messages", path / "subscriptions.parquet"
+
+
+def _checksum(spark: Any, path: Path) -> tuple[int, int, int]:
+    row = (
+        spark.read.parquet(str(path))
+        .select(
+            F.count(F.lit(1)),
+            F.sum(F.xxhash64("offset", "subscriber").cast("decimal(38,0)")),
+            F.sum(F.hash("offset", "subscriber").cast("decimal(38,0)")),
+        )
+        .first()
+    )
+    return int(row[0]), int(row[1] or 0), int(row[2] or 0)
+
+
+def _measure(
+    spark: Any, case: Case, out: Path, repeat: int, naive_repeat: int, err: TextIO, start: float
+) -> dict[str, Any]:
+    _say(err, start, f"{case.name}: data")
+    messages_path, subscriptions_path = _data(out, case)
+    table = Subscriptions.read(subscriptions_path)
+    messages = spark.read.parquet(str(messages_path))
+    target = out / "tmp"
+
+    def timed(frame_of: Any, path: Path) -> float:
+        shutil.rmtree(path, ignore_errors=True)
+        began = time.perf_counter()
+        write(frame_of(), str(path), "parquet")  # as topicmatch route writes
+        return time.perf_counter() - began
+
+    def routed() -> Any:
+        return _route(messages, table, "topic", "subscriber", 1 << 20, cache_token=uuid.uuid4().hex)
+
+    _say(err, start, f"{case.name}: route warm-up")
+    timed(routed, target / "route")
+    route_times = []
+    for i in range(repeat):
+        route_times.append(timed(routed, target / "route"))
+        _say(err, start, f"{case.name}: route run {i + 1}/{repeat}: {route_times[-1]:.2f} s")
+    route_sum = _checksum(spark, target / "route")
+    result: dict[str, Any] = {
+        "case": case.name,
+        "messages": case.messages,
+        "subscriptions": case.subscriptions,
+        "deliveries": route_sum[0],
+        "route_seconds": route_times,
+        "route_median_s": statistics.median(route_times),
+    }
+    result["route_msg_per_s"] = case.messages / result["route_median_s"]
+    result["route_deliveries_per_s"] = route_sum[0] / result["route_median_s"]
+    if case.naive:
+        naive_times = []
+        for i in range(naive_repeat):
+            naive_times.append(timed(lambda: naive_route(spark, messages, table), target / "naive"))
+            _say(err, start, f"{case.name}: naive run {i + 1}/{naive_repeat}: {naive_times[-1]:.2f} s")
+        result["naive_seconds"] = naive_times
+        result["naive_median_s"] = statistics.median(naive_times)
+        result["naive_msg_per_s"] = case.messages / result["naive_median_s"]
+        result["speedup"] = result["naive_median_s"] / result["route_median_s"]
+        result["same_deliveries"] = _checksum(spark, target / "naive") == route_sum
+        _say(err, start, f"{case.name}: same deliveries: {result['same_deliveries']}")
+    shutil.rmtree(target, ignore_errors=True)
+    return result
+
+
+def _target_lines(results: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    by_case = {r["case"]: r for r in results}
+    for case, what, threshold in TARGETS:
+        result = by_case.get(case)
+        if result is None or what not in result:
+            continue
+        value = result[what]
+        verdict = "met" if value >= threshold else "NOT met"
+        unit = "x the naive join" if what == "speedup" else "msg/s"
+        lines.append(f"target at {case}: >= {threshold:,.0f} {unit}: {verdict} (measured {value:,.1f})")
+    return lines
+
+
+def _write_report(out: Path, results: list[dict[str, Any]], runs: tuple[int, int], master: str) -> None:
+    repeat, naive_repeat = runs
+    machine = machine_info()
+    payload = {"experiment": "pipeline", "machine": machine, "master": master, "results": results}
+    (out / "results.json").write_text(json.dumps(payload, indent=2) + "\n")
+    rows = [
+        "| case | deliveries | route (s) | route msg/s | route deliveries/s "
+        "| naive (s) | naive msg/s | speedup | same |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in results:
+        naive = (
+            f"{r['naive_median_s']:.2f} | {r['naive_msg_per_s']:,.0f} | {r['speedup']:,.0f}x | "
+            f"{'yes' if r['same_deliveries'] else 'NO'}"
+            if "naive_median_s" in r
+            else "- | - | - | -"
+        )
+        rows.append(
+            f"| {r['case']} | {r['deliveries']:,} | {r['route_median_s']:.2f} "
+            f"| {r['route_msg_per_s']:,.0f} | "
+            f"{r['route_deliveries_per_s']:,.0f} | {naive} |"
+        )
+    text = [
+        "# Routing pipeline on Spark: route vs the naive regex cross join",
+        "",
+        f"Machine: {machine['cpu']}, {machine['cores']} cores, {machine['python']}, load average "
+        f"{machine['load_average']}, {machine['time']}. Master: {master}.",
+        f"Medians of {repeat} route runs (cold worker caches, one warm-up first) and {naive_repeat} naive "
+        "runs; Parquet write included.",
+        "",
+        *rows,
+        "",
+        *[f"* {line}" for line in _target_lines(results)],
+        "",
+    ]
+    (out / "report.md").write_text("\n".join(text))
+    _chart(out, results)
+
+
+def _chart(out: Path, results: list[dict[str, Any]]) -> None:
+    try:  # charts need the bench extra (matplotlib); the report does not
+        matplotlib = importlib.import_module("matplotlib")
+        matplotlib.use("Agg")
+        plt = importlib.import_module("matplotlib.pyplot")
+    except ImportError:
+        return
+    figure, axes = plt.subplots(figsize=(7, 3.5))
+    names = [r["case"] for r in results]
+    axes.bar(
+        [i - 0.2 for i in range(len(names))], [r["route_msg_per_s"] for r in results], 0.4, label="route"
+    )
+    axes.bar(
+        [i + 0.2 for i in range(len(names))],
+        [r.get("naive_msg_per_s", 0) for r in results],
+        0.4,
+        label="naive join",
+    )
+    axes.set_xticks(range(len(names)), names)
+    axes.set_yscale("log")
+    axes.set_ylabel("messages/s (Parquet write included)")
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(out / "pipeline.png", dpi=120)
+    plt.close(figure)

@@ -1,0 +1,122 @@
+"""The runners of ``topicmatch generate`` and ``topicmatch route``, loaded when one of them runs.
+
+:mod:`._cli` declares the commands and imports this module only once the extra is known to be
+installed, so PySpark is imported at the top here and nowhere at start-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TextIO
+
+from pyspark.errors import PySparkException
+
+from .._cliutil import UsageError
+from .._errors import TopicMatchError
+from ._generate import ProgressBar, generate
+from ._io import parse_since, spark_error
+from ._pipeline import RouteJob, run_batch
+from ._session import session
+from ._stream import StreamRouter
+
+__all__ = ["run_generate", "run_route"]
+
+
+def run_generate(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """``topicmatch generate``: write the data, with a progress bar on stderr."""
+    try:
+        result = generate(
+            options.out,
+            options.messages,
+            options.subscriptions,
+            dialect=options.dialect,
+            payload_bytes=options.payload_bytes,
+            seed=options.seed,
+            invalid_fraction=options.invalid_fraction,
+            progress=ProgressBar("generate", stderr),
+        )
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    except OSError as error:
+        raise UsageError(f"cannot write {options.out}: {error.strerror or error}") from None
+    print(
+        f"wrote {result.messages:,} messages in {result.files} files to {result.messages_path}\n"
+        f"wrote {result.subscriptions:,} subscriptions ({result.subscribers:,} subscribers) "
+        f"to {result.subscriptions_path}",
+        file=stdout,
+    )
+    return 0
+
+
+def _conf(pairs: list[str]) -> dict[str, str]:
+    conf = {}
+    for pair in pairs:
+        key, equals, value = pair.partition("=")
+        if not equals or not key:
+            raise UsageError(f"--conf {pair!r}: expected KEY=VALUE")
+        conf[key.strip()] = value.strip()
+    return conf
+
+
+def run_route(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """``topicmatch route``: batch or stream; the summary on stdout, progress on stderr."""
+    if options.stream and not options.checkpoint:
+        raise UsageError("--stream needs --checkpoint DIR (where the stream remembers what it has done)")
+    if not options.stream and (options.once or options.checkpoint or options.timeout is not None):
+        raise UsageError("--checkpoint, --once and --timeout apply to --stream only")
+    if options.max_message_bytes < 0 or options.top < 0:
+        raise UsageError("--max-message-bytes and --top must be >= 0")
+    if options.pedantic and options.dialect != "nats":
+        raise UsageError("--pedantic applies to --dialect nats only")
+    if options.trigger_seconds <= 0 or (options.timeout is not None and options.timeout <= 0):
+        raise UsageError("--trigger-seconds and --timeout must be > 0")
+    if options.max_files_per_trigger is not None and options.max_files_per_trigger < 1:
+        raise UsageError("--max-files-per-trigger must be >= 1")
+    conf = _conf(options.conf)
+    try:
+        job = RouteJob(
+            messages=options.messages,
+            subscriptions=options.subscriptions,
+            out=options.out,
+            format=options.format,
+            messages_format=options.messages_format,
+            dialect=options.dialect,
+            pedantic=options.pedantic,
+            topic_col=options.topic_column,
+            partition_by=options.partition_by,
+            from_offset=options.from_offset,
+            since=parse_since(options.since) if options.since else None,
+            skip_invalid_patterns=options.skip_invalid_patterns,
+            max_message_bytes=options.max_message_bytes,
+            overwrite=options.overwrite,
+            top=options.top,
+        )
+        # Validate the subscriptions before starting a JVM: a bad pattern fails in a second.
+        table = job.load_subscriptions()
+        for where, pattern, reason in table.skipped[:10]:
+            print(f"topicmatch: skipped {where}: {pattern!r}: {reason}", file=stderr)
+        if len(table.skipped) > 10:
+            print(
+                f"topicmatch: ... and {len(table.skipped) - 10:,} more invalid patterns skipped", file=stderr
+            )
+        try:
+            spark = session(options.master, conf, ui=options.ui)
+        except (PySparkException, RuntimeError) as error:
+            raise UsageError(f"cannot start Spark: {spark_error(error)}") from None
+        if options.stream:
+            router = StreamRouter(
+                spark,
+                job,
+                options.checkpoint,
+                once=options.once,
+                trigger_seconds=options.trigger_seconds,
+                max_files_per_trigger=options.max_files_per_trigger,
+                log=lambda line: print(line, file=stderr, flush=True),
+            )
+            summary = router.run(timeout=options.timeout)
+        else:
+            summary = run_batch(spark, job, stderr, progress=not options.quiet, table=table)
+    except TopicMatchError as error:
+        raise UsageError(str(error)) from None
+    print(summary.text(), file=stdout)
+    return 0

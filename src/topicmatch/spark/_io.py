@@ -1,0 +1,260 @@
+"""Reading the message log and writing the outputs, with one clear line for every bad input.
+
+Spark reports a missing path, a missing column or files whose schemas disagree as long JVM
+stack traces, sometimes only once the job runs. Everything here checks what it can up front
+(the path exists, the columns are there with usable types, the output format can hold the
+columns) and turns whatever Spark still raises into a :class:`MessagesError` with the first
+line of Spark's own message.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+from py4j.protocol import Py4JJavaError  # type: ignore[import-untyped, unused-ignore]
+from pyspark.errors import PySparkException
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    DateType,
+    IntegralType,
+    MapType,
+    StringType,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
+)
+
+from ._errors import MessagesError
+
+__all__ = [
+    "MESSAGE_FORMATS",
+    "OUTPUT_FORMATS",
+    "SPARK_ERRORS",
+    "FileSystem",
+    "check_output_format",
+    "detect_format",
+    "parse_since",
+    "read_messages",
+    "select_messages",
+    "spark_error",
+    "write",
+    "writer_options",
+]
+
+MESSAGE_FORMATS = ("parquet", "json", "csv")
+OUTPUT_FORMATS = ("parquet", "json", "csv")
+_SUFFIXES = {".parquet": "parquet", ".json": "json", ".jsonl": "json", ".ndjson": "json", ".csv": "csv"}
+
+
+#: What Spark raises: its own errors, and Java exceptions PySpark does not translate.
+SPARK_ERRORS: tuple[type[Exception], ...] = (PySparkException, Py4JJavaError)
+
+
+def _first_line(text: str) -> str:
+    for line in text.strip().splitlines():
+        line = line.strip()
+        if line and not line.startswith(("JVM stacktrace", "at ", "Traceback")):
+            return re.sub(r"\s*SQLSTATE: \w+\.?$", "", line)[:500]
+    return ""
+
+
+def spark_error(error: BaseException) -> str:
+    """The most telling line of a Spark, Py4J or Python-worker error, without any stack trace.
+
+    A failed job wraps the real error in "Job aborted due to stage failure"; the first cause
+    that says something else is the one worth printing.
+    """
+    java = getattr(error, "java_exception", None)
+    if java is None:
+        return _first_line(str(error)) or type(error).__name__
+    lines: list[str] = []
+    while java is not None and len(lines) < 20:
+        message = _first_line(str(java.getMessage() or ""))
+        if message:
+            lines.append(message)
+        java = java.getCause()
+    for line in lines:
+        if not line.startswith("Job aborted due to stage failure"):
+            return line
+    return lines[0] if lines else type(error).__name__
+
+
+class FileSystem:
+    """Hadoop's file system through the JVM: the same calls for local paths, HDFS or S3."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        context: Any = spark.sparkContext
+        self._jvm = context._jvm
+        self._conf = context._jsc.hadoopConfiguration()
+
+    def _fs(self, path: str) -> tuple[Any, Any]:
+        jpath = self._jvm.org.apache.hadoop.fs.Path(path)
+        return jpath.getFileSystem(self._conf), jpath
+
+    def exists(self, path: str) -> bool:
+        fs, jpath = self._fs(path)
+        return bool(fs.exists(jpath))
+
+    def is_dir(self, path: str) -> bool:
+        fs, jpath = self._fs(path)
+        return bool(fs.exists(jpath) and fs.getFileStatus(jpath).isDirectory())
+
+    def delete(self, path: str) -> None:
+        fs, jpath = self._fs(path)
+        fs.delete(jpath, True)
+
+    def names(self, path: str) -> list[str]:
+        """The names in a directory (sorted), or [] when it does not exist."""
+        fs, jpath = self._fs(path)
+        if not fs.exists(jpath):
+            return []
+        return sorted(str(status.getPath().getName()) for status in fs.listStatus(jpath))
+
+    def read_text(self, path: str) -> str | None:
+        fs, jpath = self._fs(path)
+        if not fs.exists(jpath):
+            return None
+        stream = fs.open(jpath)
+        try:
+            scanner = self._jvm.java.util.Scanner(stream, "UTF-8").useDelimiter("\\A")
+            return str(scanner.next()) if scanner.hasNext() else ""
+        finally:
+            stream.close()
+
+    def write_text(self, path: str, text: str) -> None:
+        """Write a small file whole: to a temporary name, then renamed over the old one."""
+        fs, jpath = self._fs(path)
+        temporary = self._jvm.org.apache.hadoop.fs.Path(path + ".tmp")
+        stream = fs.create(temporary, True)
+        try:
+            stream.write(bytearray(text.encode("utf-8")))
+        finally:
+            stream.close()
+        if fs.exists(jpath):
+            fs.delete(jpath, False)
+        fs.rename(temporary, jpath)
+
+
+def detect_format(fs: FileSystem, path: str, requested: str = "auto") -> str:
+    """``requested`` unless ``auto``: then from the path's ending or its data files' (default Parquet)."""
+    if requested != "auto":
+        return requested
+    for name in [path, *(fs.names(path) if fs.is_dir(path) else [])]:
+        for suffix, fmt in _SUFFIXES.items():
+            if name.lower().endswith(suffix) or name.lower().endswith(suffix + ".gz"):
+                return fmt
+    return "parquet"
+
+
+def _reader_options(fmt: str) -> dict[str, str]:
+    # CSV has no types: infer them (one extra pass), so offsets are numbers and filters work.
+    return {"header": "true", "inferSchema": "true"} if fmt == "csv" else {}
+
+
+def read_messages(spark: SparkSession, path: str, fmt: str = "auto") -> tuple[DataFrame, str]:
+    """The messages at ``path`` (a file or a directory of files) and the format they were read in."""
+    fs = FileSystem(spark)
+    if not fs.exists(path):
+        raise MessagesError(f"cannot read messages {path}: no such file or directory")
+    fmt = detect_format(fs, path, fmt)
+    try:
+        frame = spark.read.format(fmt).options(**_reader_options(fmt)).load(path)
+    except SPARK_ERRORS as error:
+        raise MessagesError(f"cannot read messages {path} as {fmt}: {spark_error(error)}") from None
+    if not frame.columns:
+        raise MessagesError(f"cannot read messages {path} as {fmt}: no columns (empty or not {fmt})")
+    return frame, fmt
+
+
+def stream_schema(spark: SparkSession, path: str, fmt: str) -> StructType:
+    """The schema a file stream over ``path`` uses: that of the files already there."""
+    frame, _ = read_messages(spark, path, fmt)
+    return frame.schema
+
+
+def parse_since(text: str) -> dt.datetime:
+    """An ISO 8601 date or timestamp; without a zone it is UTC.
+
+    >>> parse_since("2024-01-01T10:00:00+01:00").isoformat()
+    '2024-01-01T09:00:00+00:00'
+    """
+    try:
+        value = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise MessagesError(
+            f"--since {text!r}: expected an ISO 8601 time such as 2024-01-01T10:00:00Z"
+        ) from None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.UTC)
+    return value.astimezone(dt.UTC)
+
+
+def select_messages(
+    frame: DataFrame, from_offset: int | None = None, since: dt.datetime | None = None
+) -> DataFrame:
+    """Keep the messages at or after an offset (column ``offset``) or a time (column ``timestamp``)."""
+    schema = frame.schema
+    if from_offset is not None:
+        if "offset" not in schema.names:
+            raise MessagesError(f"--from-offset needs a column 'offset' (columns: {', '.join(schema.names)})")
+        if not isinstance(schema["offset"].dataType, IntegralType):
+            held = schema["offset"].dataType.simpleString()
+            raise MessagesError(f"--from-offset needs integer offsets; the column 'offset' holds {held}")
+        frame = frame.where(F.col("offset") >= F.lit(from_offset))
+    if since is not None:
+        if "timestamp" not in schema.names:
+            raise MessagesError(f"--since needs a column 'timestamp' (columns: {', '.join(schema.names)})")
+        kind = schema["timestamp"].dataType
+        if not isinstance(kind, TimestampType | TimestampNTZType | DateType | StringType):
+            raise MessagesError(
+                f"--since needs timestamps; the column 'timestamp' holds {kind.simpleString()}"
+            )
+        column = (
+            F.col("timestamp") if isinstance(kind, TimestampType) else F.col("timestamp").cast("timestamp")
+        )
+        frame = frame.where(column >= F.lit(since))
+    return frame
+
+
+def check_output_format(schema: StructType, fmt: str) -> None:
+    """CSV holds only flat, non-binary columns: say so before any work rather than after."""
+    if fmt != "csv":
+        return
+    for field in schema.fields:
+        if isinstance(field.dataType, BinaryType | ArrayType | MapType | StructType):
+            raise MessagesError(
+                f"CSV cannot hold the column {field.name!r} ({field.dataType.simpleString()}); "
+                "use --format parquet or json"
+            )
+
+
+def writer_options(fmt: str) -> dict[str, str]:
+    """The options of every output the pipeline writes, batch or stream.
+
+    CSV gets a header. Parquet goes without dictionary encoding: the columns of a delivery
+    table are mostly unique per message (offset, timestamp, topic, payload), so the dictionary
+    is built, found too big and dropped for every page; skipping it took 7-9 % less CPU on the
+    benchmark (docs/pipeline.md). Timestamps are written as Parquet's standard TIMESTAMP_MICROS
+    by the session (see _session), not the deprecated INT96.
+    """
+    if fmt == "csv":
+        return {"header": "true"}
+    if fmt == "parquet":
+        return {"parquet.enable.dictionary": "false"}
+    return {}
+
+
+def write(frame: DataFrame, path: str, fmt: str, partition_by: str | None = None) -> None:
+    """Write ``frame`` to ``path`` (replacing it). With ``partition_by``, one directory per value,
+    each written by one task (a shuffle by that column first, so a value is one file, not one
+    file per task)."""
+    writer_frame = frame.repartition(partition_by) if partition_by else frame
+    writer = writer_frame.write.mode("overwrite").format(fmt).options(**writer_options(fmt))
+    if partition_by:
+        writer = writer.partitionBy(partition_by)
+    writer.save(path)

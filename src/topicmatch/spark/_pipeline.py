@@ -1,0 +1,154 @@
+"""The batch job of ``topicmatch route``: read, route, write the deliveries and the quarantine.
+
+One Spark job writes the deliveries; the figures of the summary are counted in the workers on
+the way (see :mod:`._stats`), so there is no second pass over the data. Only when some messages
+were invalid does a second, cheap job write them to the quarantine (it validates each distinct
+topic once and keeps only the bad rows).
+
+Outputs, under ``--out``: ``deliveries/`` (one row per message and subscriber), ``quarantine/``
+(invalid messages and the reason, when there are any) and ``summary.json``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import time
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from pyspark.sql import SparkSession
+
+from ._errors import SparkPipelineError
+from ._io import (
+    SPARK_ERRORS,
+    FileSystem,
+    check_output_format,
+    read_messages,
+    select_messages,
+    spark_error,
+    write,
+)
+from ._route import DEFAULT_MAX_MESSAGE_BYTES, _route, quarantine
+from ._session import Progress
+from ._stats import Counts, StatsParam, top_subscribers
+from ._subscriptions import Subscriptions
+from ._summary import Summary
+
+__all__ = ["RouteJob", "run_batch"]
+
+
+@dataclass
+class RouteJob:
+    """Everything ``topicmatch route`` was asked to do."""
+
+    messages: str
+    subscriptions: str
+    out: str
+    format: str = "parquet"
+    messages_format: str = "auto"
+    dialect: str = "amqp"
+    pedantic: bool = False
+    topic_col: str = "topic"
+    partition_by: str | None = None
+    from_offset: int | None = None
+    since: dt.datetime | None = None
+    skip_invalid_patterns: bool = False
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    overwrite: bool = False
+    top: int = 10
+
+    @property
+    def deliveries_path(self) -> str:
+        return self.out.rstrip("/") + "/deliveries"
+
+    @property
+    def quarantine_path(self) -> str:
+        return self.out.rstrip("/") + "/quarantine"
+
+    @property
+    def summary_path(self) -> str:
+        return self.out.rstrip("/") + "/summary.json"
+
+    def load_subscriptions(self) -> Subscriptions:
+        return Subscriptions.read(
+            self.subscriptions,
+            dialect=self.dialect,
+            pedantic=self.pedantic,
+            skip_invalid=self.skip_invalid_patterns,
+        )
+
+    def filters(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.from_offset is not None:
+            out["from_offset"] = self.from_offset
+        if self.since is not None:
+            out["since"] = self.since.isoformat()
+        return out
+
+
+def _routed(stats: Any) -> tuple[int, int]:
+    values = list(stats.value.values())
+    return sum(c.messages for c in values), sum(c.deliveries for c in values)
+
+
+def run_batch(
+    spark: SparkSession, job: RouteJob, err: TextIO, progress: bool = True, table: Subscriptions | None = None
+) -> Summary:
+    """Run the batch job; return its summary (also written to ``job.summary_path``).
+
+    ``table``: the subscriptions if already loaded (else they are read from ``job``).
+    """
+    start = time.perf_counter()
+    if table is None:
+        table = job.load_subscriptions()  # an invalid pattern stops everything here, before any work
+    fs = FileSystem(spark)
+    frame, _ = read_messages(spark, job.messages, job.messages_format)
+    frame = select_messages(frame, job.from_offset, job.since)
+    if fs.exists(job.deliveries_path) and not job.overwrite:
+        raise SparkPipelineError(f"{job.deliveries_path} already exists; pass --overwrite to replace it")
+    stats = spark.sparkContext.accumulator({}, StatsParam())
+    deliveries = _route(frame, table, job.topic_col, "subscriber", job.max_message_bytes, stats=stats)
+    check_output_format(deliveries.schema, job.format)
+    for stale in (job.deliveries_path, job.quarantine_path, job.summary_path):
+        fs.delete(stale)
+    try:
+        with (
+            Progress(spark, "routing", lambda: _routed(stats), err) if progress else contextlib.nullcontext()
+        ):
+            write(deliveries, job.deliveries_path, job.format, job.partition_by)
+        counts: Counts = stats.value.get((None, table.version)) or Counts(len(table.subscribers))
+        if counts.invalid:
+            bad = quarantine(
+                frame,
+                topic_col=job.topic_col,
+                dialect=job.dialect,
+                pedantic=job.pedantic,
+                max_message_bytes=job.max_message_bytes,
+            )
+            write(bad, job.quarantine_path, job.format)
+    except SPARK_ERRORS as error:
+        for partial in (job.deliveries_path, job.quarantine_path):  # half-written: of no use to anyone
+            fs.delete(partial)
+        raise SparkPipelineError(f"routing failed: {spark_error(error)}") from None
+    summary = Summary(
+        mode="batch",
+        dialect=job.dialect,
+        subscriptions=table.describe(),
+        messages=counts.messages,
+        deliveries=counts.deliveries,
+        unmatched=counts.unmatched,
+        invalid=counts.invalid,
+        top_subscribers=top_subscribers(counts, table.subscribers.to_pylist(), job.top),
+        elapsed_seconds=time.perf_counter() - start,
+        output={
+            "deliveries": job.deliveries_path,
+            "quarantine": job.quarantine_path if counts.invalid else None,
+            "format": job.format,
+            "partition_by": job.partition_by,
+            "summary": job.summary_path,
+        },
+        filters=job.filters(),
+    )
+    fs.write_text(job.summary_path, summary.to_json())
+    return summary

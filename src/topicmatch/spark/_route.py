@@ -1,0 +1,179 @@
+"""``route`` and ``quarantine``: lazy DataFrame transformations, the same for batch and streaming.
+
+Both add one ``mapInArrow`` step to the plan (``route`` also an ``explode`` of the subscriber
+lists it returns) and nothing else: no join, no shuffle, no action.
+The subscriptions are validated on the driver when ``route`` is called (an invalid pattern stops
+the job before any work) and travel to the workers inside the mapped function, as data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_type
+from pyspark.sql.types import ArrayType, StringType, StructField, StructType
+
+from .._dialects import make_dialect
+from ._errors import MessagesError, SubscriptionsError
+from ._subscriptions import Subscriptions
+from ._worker import QuarantineFunction, RouteFunction
+
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "SubscriptionsLike", "as_subscriptions", "quarantine", "route"]
+
+#: The largest message routed by default (all its string and binary columns together): 1 MiB,
+#: as NATS's default max_payload and Kafka's default message.max.bytes. A message is copied once
+#: per subscriber, so the limit bounds what one message can cost; larger ones are quarantined.
+DEFAULT_MAX_MESSAGE_BYTES = 1 << 20
+
+#: What ``route`` accepts as subscriptions.
+SubscriptionsLike = Subscriptions | DataFrame | Iterable[tuple[str, Any]] | str | Path
+
+
+def as_subscriptions(
+    subscriptions: SubscriptionsLike, dialect: str, pedantic: bool = False, skip_invalid: bool = False
+) -> Subscriptions:
+    """Validate ``subscriptions`` for ``dialect``: a table, a DataFrame, a file path or pairs."""
+    if isinstance(subscriptions, Subscriptions):
+        if (subscriptions.dialect, subscriptions.pedantic) != (dialect, pedantic):
+            raise SubscriptionsError(
+                f"these subscriptions were validated for {subscriptions.dialect}"
+                f"{' (pedantic)' if subscriptions.pedantic else ''}, not {dialect}"
+                f"{' (pedantic)' if pedantic else ''}"
+            )
+        return subscriptions
+    options: dict[str, Any] = {"dialect": dialect, "pedantic": pedantic, "skip_invalid": skip_invalid}
+    if isinstance(subscriptions, DataFrame):
+        return Subscriptions.from_dataframe(subscriptions, **options)
+    if isinstance(subscriptions, str | Path):
+        return Subscriptions.read(subscriptions, **options)
+    return Subscriptions.from_pairs(subscriptions, **options)
+
+
+def _topic_index(schema: StructType, topic_col: str, added: str) -> int:
+    names = schema.names
+    if topic_col not in names:
+        raise MessagesError(f"the messages have no column {topic_col!r} (columns: {', '.join(names)})")
+    kind = schema[topic_col].dataType
+    if not isinstance(kind, StringType):
+        raise MessagesError(f"the topic column {topic_col!r} must hold strings, not {kind.simpleString()}")
+    if added in names:
+        raise MessagesError(
+            f"the messages already have a column {added!r}; choose another name for the output"
+        )
+    return names.index(topic_col)
+
+
+def route(
+    messages: DataFrame,
+    subscriptions: SubscriptionsLike,
+    *,
+    topic_col: str = "topic",
+    dialect: str = "amqp",
+    pedantic: bool = False,
+    subscriber_col: str = "subscriber",
+    skip_invalid_patterns: bool = False,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+) -> DataFrame:
+    """The deliveries: one row per (message, subscriber), the message's columns kept.
+
+    ``subscriptions`` is a DataFrame with columns ``pattern`` and ``subscriber``, an iterable of
+    (pattern, subscriber) pairs, a file path (see :meth:`Subscriptions.read`) or a
+    :class:`Subscriptions`. Subscribers are strings or integers; the new column
+    ``subscriber_col`` has their type. A subscriber appears once per message however many of
+    its patterns match (``dialect`` decides what matches, exactly as
+    :class:`~topicmatch.Matcher` does).
+
+    Lazy, like any transformation, and the same for a streaming DataFrame. Messages whose topic
+    the dialect rejects (or that exceed ``max_message_bytes``; 0 means no limit) get no
+    delivery: :func:`quarantine` lists them with the reason. Cost: one ``mapInArrow`` step; each
+    distinct topic is matched once per worker process.
+
+    Raises :class:`InvalidSubscriptionError` (where and why) for an invalid pattern unless
+    ``skip_invalid_patterns``, :class:`SubscriptionsError` or :class:`MessagesError` for a
+    missing or mistyped column: all before any Spark work.
+    """
+    table = as_subscriptions(subscriptions, dialect, pedantic, skip_invalid_patterns)
+    return _route(messages, table, topic_col, subscriber_col, max_message_bytes)
+
+
+def _route(
+    messages: DataFrame,
+    table: Subscriptions,
+    topic_col: str,
+    subscriber_col: str,
+    max_message_bytes: int,
+    stats: Any = None,
+    cache_token: str = "",
+) -> DataFrame:
+    """``route`` on a validated table; ``stats`` is an accumulator (see _stats), ``cache_token``
+    forces a fresh worker cache (the benchmark's cold runs)."""
+    if max_message_bytes < 0:
+        raise MessagesError(f"max_message_bytes must be >= 0 (0: no limit), not {max_message_bytes}")
+    index = _topic_index(messages.schema, topic_col, subscriber_col)
+    lists = ArrayType(from_arrow_type(table.subscribers.type), containsNull=False)
+    function = RouteFunction(
+        table.version + (f"+{cache_token}" if cache_token else ""),
+        table.dialect,
+        table.pedantic,
+        table.payload(),
+        index,
+        _ADDED,
+        max_message_bytes,
+        stats,
+    )
+    return _around_arrow(messages, function, StructField(_ADDED, lists, False), subscriber_col, explode=True)
+
+
+#: The name of the column added by the mapped function, before it gets its public name.
+_ADDED = "_topicmatch_added"
+
+
+def _around_arrow(
+    messages: DataFrame, function: Any, added: StructField, name: str, explode: bool = False
+) -> DataFrame:
+    """``messages.mapInArrow(function)`` adding one column, called ``name`` in the result.
+
+    Spark's ``mapInArrow`` cannot resolve some column names (``meta.id``), so the columns
+    cross it under positional names (``_c0``, ``_c1``...) and get their own back after it: a
+    projection, which costs nothing. With ``explode``, the added column (a list) becomes one
+    row per element.
+    """
+    names = messages.columns
+    positional = [f"_c{i}" for i in range(len(names))]
+    fields = [
+        StructField(p, f.dataType, f.nullable, f.metadata)
+        for p, f in zip(positional, messages.schema.fields, strict=True)
+    ]
+    mapped = messages.toDF(*positional).mapInArrow(function, StructType([*fields, added]))
+    last = F.explode(added.name) if explode else F.col(added.name)
+    return mapped.select(
+        *[F.col(p).alias(n) for p, n in zip(positional, names, strict=True)], last.alias(name)
+    )
+
+
+def quarantine(
+    messages: DataFrame,
+    *,
+    topic_col: str = "topic",
+    dialect: str = "amqp",
+    pedantic: bool = False,
+    reason_col: str = "reason",
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+) -> DataFrame:
+    """The messages :func:`route` cannot deliver, with a column saying why.
+
+    A topic the dialect rejects (``reason`` is the dialect's own words, as in
+    :class:`~topicmatch.InvalidTopicError`), a null topic, or a message over
+    ``max_message_bytes``. A valid topic that nobody subscribes to is not quarantined: it is
+    simply unmatched. Lazy; works on streaming DataFrames too.
+    """
+    if max_message_bytes < 0:
+        raise MessagesError(f"max_message_bytes must be >= 0 (0: no limit), not {max_message_bytes}")
+    make_dialect(dialect, pedantic=pedantic)  # an unknown dialect fails here, not in a worker
+    index = _topic_index(messages.schema, topic_col, reason_col)
+    function = QuarantineFunction(dialect, pedantic, index, _ADDED, max_message_bytes)
+    return _around_arrow(messages, function, StructField(_ADDED, StringType(), False), reason_col)

@@ -1,0 +1,310 @@
+"""``topicmatch route --stream``: the same route as Structured Streaming over a directory of files.
+
+Two streaming queries read the directory: one routes and writes the deliveries, one writes the
+quarantine. Each writes with Spark's file sink and its own checkpoint (``CHECKPOINT/deliveries``,
+``CHECKPOINT/quarantine``): the sink commits each micro-batch's files in its ``_spark_metadata``
+log, and after a crash the query replays the uncommitted batch from the offsets in the
+checkpoint, so output is exactly once. Read the output with Spark (which follows the log).
+
+Subscriptions change between micro-batches: the driver polls the subscriptions file; when it
+has changed and stayed unchanged for one poll (a half-written file is never loaded), it loads
+and validates the new version, stops the routing query (a batch in flight is cancelled and
+replayed; the sink never commits it twice) and starts it again from the same checkpoint with
+the new version. A new version that does not validate is reported and ignored: the stream goes
+on with the old one. Each task tags its figures with the micro-batch id and the version it
+used (see :mod:`._stats`), so the summary says which version routed each batch; the records
+also go to ``CHECKPOINT/batches.jsonl``, the stream's audit trail across restarts.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming.query import StreamingQuery
+
+from .._errors import TopicMatchError
+from ._errors import MessagesError, SparkPipelineError
+from ._io import (
+    SPARK_ERRORS,
+    FileSystem,
+    check_output_format,
+    detect_format,
+    select_messages,
+    spark_error,
+    stream_schema,
+    writer_options,
+)
+from ._pipeline import RouteJob
+from ._route import _route, quarantine
+from ._stats import Counts, StatsParam, top_subscribers
+from ._subscriptions import Subscriptions, fingerprint
+from ._summary import Summary
+
+__all__ = ["StreamRouter"]
+
+_FIGURES = ("messages", "deliveries", "unmatched", "invalid")
+
+
+class StreamRouter:
+    """Route a directory of message files as a stream; :meth:`run` blocks, :meth:`stop` ends it.
+
+    ``once``: process the files present (``availableNow``) and return. Otherwise run until
+    :meth:`stop`, ``timeout`` or an error, with a micro-batch every ``trigger_seconds``.
+    ``log`` receives one line per event (batch done, subscriptions changed).
+    """
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        job: RouteJob,
+        checkpoint: str,
+        *,
+        once: bool = False,
+        trigger_seconds: float = 2.0,
+        max_files_per_trigger: int | None = None,
+        poll_seconds: float = 0.5,
+        log: Callable[[str], None] = lambda line: None,
+    ) -> None:
+        self.spark = spark
+        self.job = job
+        self.checkpoint = checkpoint.rstrip("/")
+        self.once = once
+        self.trigger_seconds = trigger_seconds
+        self.max_files_per_trigger = max_files_per_trigger
+        self.poll_seconds = poll_seconds
+        self.log = log
+        self.batches: list[dict[str, Any]] = []
+        self.table: Subscriptions | None = None
+        self._fs = FileSystem(spark)
+        self._stop = threading.Event()
+        self._seen: set[int] = set()
+        self._stats: Any = None
+        self._totals: dict[str, tuple[list[Any], Counts]] = {}  # version -> (subscribers, counts)
+        self._versions: dict[str, dict[str, Any]] = {}
+
+    @property
+    def version(self) -> str | None:
+        """The subscriptions version routing now."""
+        return self.table.version if self.table is not None else None
+
+    def stop(self) -> None:
+        """Ask :meth:`run` to stop after the current poll (thread-safe)."""
+        self._stop.set()
+
+    # -- setting up ----------------------------------------------------------------------
+    def _source(self) -> DataFrame:
+        job, fs = self.job, self._fs
+        if not fs.is_dir(job.messages):
+            raise MessagesError(
+                f"--stream reads a directory of message files; {job.messages} is not a directory"
+            )
+        fmt = detect_format(fs, job.messages, job.messages_format)
+        schema = stream_schema(self.spark, job.messages, fmt)
+        reader = self.spark.readStream.schema(schema).format(fmt)
+        if fmt == "csv":
+            reader = reader.option("header", "true")
+        if self.max_files_per_trigger:
+            reader = reader.option("maxFilesPerTrigger", self.max_files_per_trigger)
+        return select_messages(reader.load(job.messages), job.from_offset, job.since)
+
+    def _start(self, frame: DataFrame, path: str, name: str) -> StreamingQuery:
+        writer: Any = frame.writeStream.format(self.job.format).queryName(f"topicmatch-{name}")
+        writer = writer.option("path", path).option("checkpointLocation", f"{self.checkpoint}/{name}")
+        writer = writer.options(**writer_options(self.job.format))
+        if self.job.partition_by and name == "deliveries":
+            writer = writer.partitionBy(self.job.partition_by)
+        if self.once:
+            writer = writer.trigger(availableNow=True)
+        else:
+            writer = writer.trigger(processingTime=f"{self.trigger_seconds} seconds")
+        return writer.start()  # type: ignore[no-any-return]
+
+    def _prepare_outputs(self) -> None:
+        job, fs = self.job, self._fs
+        if job.overwrite:
+            for path in (job.deliveries_path, job.quarantine_path, job.summary_path, self.checkpoint):
+                fs.delete(path)
+        elif fs.exists(job.deliveries_path) and not fs.exists(f"{self.checkpoint}/deliveries"):
+            raise SparkPipelineError(
+                f"{job.deliveries_path} exists but {self.checkpoint} holds no checkpoint for it; "
+                "pass the checkpoint it was written with, or --overwrite to start again"
+            )
+
+    # -- running -------------------------------------------------------------------------
+    def run(self, timeout: float | None = None) -> Summary:
+        """Stream until done (``once``), stopped, or ``timeout`` seconds; return the summary."""
+        start = time.perf_counter()
+        deadline = start + timeout if timeout else None
+        table = self.table = self.job.load_subscriptions()
+        self._note_version(table)
+        watched = fingerprint(self.job.subscriptions)
+        pending: Any = None
+        self._prepare_outputs()
+        source = self._source()
+        self._stats = self.spark.sparkContext.accumulator({}, StatsParam())
+        job = self.job
+        queries: list[StreamingQuery] = []
+        try:
+            bad = quarantine(
+                source,
+                topic_col=job.topic_col,
+                dialect=job.dialect,
+                pedantic=job.pedantic,
+                max_message_bytes=job.max_message_bytes,
+            )
+            check_output_format(bad.schema, job.format)
+            queries.append(self._start(bad, job.quarantine_path, "quarantine"))
+            while True:
+                routed = _route(
+                    source, table, job.topic_col, "subscriber", job.max_message_bytes, stats=self._stats
+                )
+                check_output_format(routed.schema, job.format)
+                query = self._start(routed, job.deliveries_path, "deliveries")
+                queries.append(query)
+                self.log(f"stream: routing {job.messages} with subscriptions version {table.version}")
+                switch: Subscriptions | None = None
+                while switch is None:
+                    # PySpark takes float seconds (it waits int(timeout * 1000) ms); its hint says int.
+                    finished = query.awaitTermination(self.poll_seconds)  # type: ignore[arg-type]
+                    self._collect(query, table, start)
+                    if finished:
+                        break
+                    if self._stop.is_set() or (deadline is not None and time.perf_counter() > deadline):
+                        break
+                    current = fingerprint(self.job.subscriptions)
+                    if current != watched:
+                        if current == pending:  # unchanged for one poll: finished writing
+                            watched, pending = current, None
+                            switch = self._reload(table)
+                        else:
+                            pending = current
+                if query.isActive:
+                    query.stop()
+                    self._collect(query, table, start)
+                queries.remove(query)
+                if switch is None:
+                    break
+                table = self.table = switch
+                self._note_version(table)
+            quarantine_query = queries.pop()
+            if self.once:
+                left = None if deadline is None else max(1.0, deadline - time.perf_counter())
+                quarantine_query.awaitTermination(left)  # type: ignore[arg-type]
+            quarantine_query.stop()
+        except SPARK_ERRORS as error:
+            raise SparkPipelineError(f"stream failed: {spark_error(error)}") from None
+        except KeyboardInterrupt:  # the usual way to end a stream: keep what it did on record
+            self._fs.write_text(job.summary_path, self._summary(start).to_json())
+            raise
+        finally:
+            for leftover in queries:
+                leftover.stop()
+        summary = self._summary(start)
+        self._fs.write_text(job.summary_path, summary.to_json())
+        return summary
+
+    def _reload(self, table: Subscriptions) -> Subscriptions | None:
+        try:
+            new = self.job.load_subscriptions()
+        except TopicMatchError as error:
+            self.log(
+                f"stream: {self.job.subscriptions} changed but is unusable ({error}); "
+                f"still on {table.version}"
+            )
+            return None
+        if new.version == table.version:
+            return None
+        self.log(
+            f"stream: subscriptions changed, version {table.version} -> {new.version} ({len(new):,} rows)"
+        )
+        return new
+
+    def _note_version(self, table: Subscriptions) -> None:
+        self._versions.setdefault(table.version, {**table.describe(), "batches": []})
+        self._totals.setdefault(
+            table.version, (table.subscribers.to_pylist(), Counts(len(table.subscribers)))
+        )
+
+    def _collect(self, query: StreamingQuery, table: Subscriptions, start: float) -> None:
+        """Record every micro-batch the query finished since the last call."""
+        for progress in query.recentProgress:
+            batch = int(progress["batchId"])
+            rows = int(progress["numInputRows"])
+            key = (batch, table.version)
+            counts = self._stats.value.pop(key, None)
+            if batch in self._seen or (counts is None and rows == 0):
+                continue
+            self._seen.add(batch)
+            record: dict[str, Any] = {"batch": batch, "version": table.version}
+            if counts is None:  # the sink had committed it before a restart: nothing ran again
+                record.update(messages=0, deliveries=0, unmatched=0, invalid=0, replayed=True)
+            else:
+                record.update(counts.as_dict())
+                self._totals[table.version][1].merge(counts)
+            record["files"] = self._batch_files(batch)
+            self.batches.append(record)
+            self._versions[table.version]["batches"].append(batch)
+            self._append_audit(record)
+            self.log(
+                f"stream: batch {batch} (version {table.version}): {record['messages']:,} messages -> "
+                f"{record['deliveries']:,} deliveries, {record['invalid']:,} invalid"
+            )
+            self._fs.write_text(self.job.summary_path, self._summary(start).to_json())
+
+    def _batch_files(self, batch: int) -> list[str]:
+        """The message files of a micro-batch, from the file source's log in the checkpoint."""
+        log_dir = f"{self.checkpoint}/deliveries/sources/0"
+        for name in (str(batch), f"{batch}.compact"):
+            text = self._fs.read_text(f"{log_dir}/{name}")
+            if text is None:
+                continue
+            files = []
+            for line in text.splitlines()[1:]:  # the first line is the log's version
+                try:
+                    entry = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if entry.get("batchId") == batch:
+                    files.append(str(entry["path"]).rsplit("/", 1)[-1])
+            return sorted(files)
+        return []
+
+    def _append_audit(self, record: dict[str, Any]) -> None:
+        path = f"{self.checkpoint}/batches.jsonl"
+        previous = self._fs.read_text(path) or ""
+        self._fs.write_text(path, previous + json.dumps(record, default=str) + "\n")
+
+    def _summary(self, start: float) -> Summary:
+        assert self.table is not None
+        job = self.job
+        # Subscriber ids differ between versions: add up by subscriber value.
+        volume: dict[Any, int] = {}
+        for values, counts in self._totals.values():
+            for subscriber, count in top_subscribers(counts, values, len(values)):
+                volume[subscriber] = volume.get(subscriber, 0) + count
+        top = sorted(volume.items(), key=lambda item: -item[1])[: job.top]
+        figures = {name: sum(getattr(c, name) for _, c in self._totals.values()) for name in _FIGURES}
+        return Summary(
+            mode="stream",
+            dialect=job.dialect,
+            subscriptions=self.table.describe(),
+            top_subscribers=top,
+            elapsed_seconds=time.perf_counter() - start,
+            output={
+                "deliveries": job.deliveries_path,
+                "quarantine": job.quarantine_path,
+                "format": job.format,
+                "partition_by": job.partition_by,
+                "summary": job.summary_path,
+                "checkpoint": self.checkpoint,
+            },
+            filters=job.filters(),
+            batches=list(self.batches),
+            versions=list(self._versions.values()),
+            **figures,
+        )

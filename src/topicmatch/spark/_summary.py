@@ -1,0 +1,94 @@
+"""What a routing run reports: printed for people, and written as JSON beside the output.
+
+Messages in, deliveries out, messages matched by nobody, invalid topics (quarantined), top
+subscribers by volume, elapsed time and rates, the subscriptions version, and for a stream one
+record per micro-batch naming the subscriptions version that routed it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["Summary"]
+
+
+def _rate(count: int, seconds: float) -> float:
+    return count / seconds if seconds > 0 else 0.0
+
+
+@dataclass
+class Summary:
+    """The figures of one run of ``topicmatch route`` (batch or stream)."""
+
+    mode: str
+    dialect: str
+    subscriptions: dict[str, Any]
+    messages: int = 0
+    deliveries: int = 0
+    unmatched: int = 0
+    invalid: int = 0
+    top_subscribers: list[tuple[Any, int]] = field(default_factory=list)
+    elapsed_seconds: float = 0.0
+    output: dict[str, Any] = field(default_factory=dict)
+    filters: dict[str, Any] = field(default_factory=dict)
+    batches: list[dict[str, Any]] = field(default_factory=list)
+    versions: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def messages_per_second(self) -> float:
+        return _rate(self.messages, self.elapsed_seconds)
+
+    @property
+    def deliveries_per_second(self) -> float:
+        return _rate(self.deliveries, self.elapsed_seconds)
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["top_subscribers"] = [{"subscriber": s, "deliveries": n} for s, n in self.top_subscribers]
+        data["elapsed_seconds"] = round(self.elapsed_seconds, 3)
+        data["messages_per_second"] = round(self.messages_per_second, 1)
+        data["deliveries_per_second"] = round(self.deliveries_per_second, 1)
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.as_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
+
+    def text(self) -> str:
+        """The summary for a terminal: a headline, then one fact per line."""
+        per = self.deliveries / self.messages if self.messages else 0.0
+        lines = [
+            f"routed {self.messages:,} messages -> {self.deliveries:,} deliveries ({per:.2f} per message) "
+            f"in {self.elapsed_seconds:.1f} s: {self.messages_per_second:,.0f} msg/s, "
+            f"{self.deliveries_per_second:,.0f} deliveries/s"
+        ]
+        share = f" ({self.unmatched / self.messages:.1%})" if self.messages else ""
+        lines.append(f"  matched by nobody  {self.unmatched:,} messages{share}")
+        quarantined = self.output.get("quarantine")
+        where = f" -> {quarantined}" if self.invalid and quarantined else ""
+        lines.append(
+            f"  quarantined        {self.invalid:,} messages (invalid or null topic, too big){where}"
+        )
+        subs = self.subscriptions
+        skipped = f", {len(subs['skipped']):,} invalid patterns skipped" if subs.get("skipped") else ""
+        lines.append(
+            f"  subscriptions      {subs['subscriptions']:,} ({subs['subscribers']:,} subscribers), "
+            f"{self.dialect}, version {subs['version']} from {subs['source']}{skipped}"
+        )
+        if self.filters:
+            lines.append("  filter             " + ", ".join(f"{k} {v}" for k, v in self.filters.items()))
+        if self.top_subscribers:
+            top = ", ".join(f"{s} {n:,}" for s, n in self.top_subscribers)
+            lines.append(f"  top subscribers    {top}")
+        for batch in self.batches:
+            lines.append(
+                f"  batch {batch['batch']:<4}         version {batch['version']}: "
+                f"{batch['messages']:,} messages "
+                f"-> {batch['deliveries']:,} deliveries, {batch['unmatched']:,} unmatched, "
+                f"{batch['invalid']:,} invalid"
+            )
+        lines.append(f"output: {self.output.get('deliveries')} ({self.output.get('format')})")
+        if self.output.get("summary"):
+            lines.append(f"summary: {self.output['summary']}")
+        return "\n".join(lines)

@@ -1,0 +1,29 @@
+"""``topicmatch bench pipeline --quick``: a smoke test (the real figures are in docs/performance.md)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from topicmatch.cli import main
+
+pytestmark = pytest.mark.spark
+
+
+def test_quick_pipeline_benchmark(spark: SparkSession, tmp_path: Path) -> None:
+    out = io.StringIO()
+    assert main(["bench", "pipeline", "--quick", "--out", str(tmp_path)], stdout=out) == 0
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert [r["case"] for r in results["results"]] == ["5k x 100", "20k x 1k"]
+    for result in results["results"]:
+        assert result["same_deliveries"] is True
+        assert result["deliveries"] > 0
+        assert result["route_msg_per_s"] > 0
+        assert result["naive_msg_per_s"] > 0
+    report = (tmp_path / "report.md").read_text()
+    assert "| 20k x 1k |" in report
+    assert results["machine"]["cores"]

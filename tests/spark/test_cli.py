@@ -1,0 +1,248 @@
+"""``topicmatch generate`` and ``topicmatch route`` (batch), in-process on the shared session."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+
+from topicmatch.cli import main
+from topicmatch.spark import Subscriptions
+
+from .helpers import expected_deliveries, pairs_of
+
+pytestmark = pytest.mark.spark
+
+
+def run(argv: list[str]) -> tuple[int, str]:
+    out = io.StringIO()
+    code = main(argv, stdout=out)
+    return code, out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("cli-data")
+    code, out = run(
+        [
+            "generate",
+            "--messages",
+            "4000",
+            "--subscriptions",
+            "300",
+            "--out",
+            str(path),
+            "--invalid-fraction",
+            "0.01",
+        ]
+    )
+    assert code == 0
+    assert "wrote 4,000 messages in 1 files" in out
+    return path
+
+
+def _route(data: Path, out: Path, *extra: str) -> tuple[int, str]:
+    return run(
+        [
+            "route",
+            "--messages",
+            str(data / "messages"),
+            "--subscriptions",
+            str(data / "subscriptions.parquet"),
+            "--out",
+            str(out),
+            "--quiet",
+            *extra,
+        ]
+    )
+
+
+def test_route_writes_deliveries_quarantine_and_summary(
+    spark: SparkSession, data: Path, tmp_path: Path
+) -> None:
+    code, out = _route(data, tmp_path / "r")
+    assert code == 0
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert out.startswith(f"routed 4,000 messages -> {summary['deliveries']:,} deliveries")
+    assert f"output: {tmp_path / 'r' / 'deliveries'} (parquet)" in out
+
+    table = Subscriptions.read(data / "subscriptions.parquet")
+    rows = [(r["offset"], r["topic"]) for r in spark.read.parquet(str(data / "messages")).collect()]
+    expected, invalid = expected_deliveries(table, rows)
+    deliveries = spark.read.parquet(str(tmp_path / "r" / "deliveries"))
+    assert sorted(pairs_of(deliveries)) == sorted(expected)
+    matched = {offset for offset, _ in expected}
+    assert summary["messages"] == 4000
+    assert summary["deliveries"] == len(expected)
+    assert summary["invalid"] == len(invalid) > 0
+    assert summary["unmatched"] == 4000 - len(matched) - len(invalid)
+    quarantined = spark.read.parquet(summary["output"]["quarantine"])
+    assert {r["offset"] for r in quarantined.collect()} == invalid
+    volume = {r["subscriber"]: r["count"] for r in deliveries.groupBy("subscriber").count().collect()}
+    top = summary["top_subscribers"]
+    assert len(top) == 10
+    assert all(volume[t["subscriber"]] == t["deliveries"] for t in top)
+    assert top[0]["deliveries"] == max(volume.values())
+    assert summary["subscriptions"]["version"] == table.version
+
+
+def test_output_formats_partitions_and_filters(spark: SparkSession, data: Path, tmp_path: Path) -> None:
+    assert _route(data, tmp_path / "p")[0] == 0
+    full = json.loads((tmp_path / "p" / "summary.json").read_text())
+    code, _ = _route(data, tmp_path / "j", "--format", "json", "--partition-by", "subscriber")
+    assert code == 0
+    assert any(p.name.startswith("subscriber=sub-") for p in (tmp_path / "j" / "deliveries").iterdir())
+    assert spark.read.json(str(tmp_path / "j" / "deliveries")).count() == full["deliveries"]
+    code, _ = _route(data, tmp_path / "c", "--format", "csv", "--from-offset", "3000")
+    assert code == 0
+    csv = spark.read.option("header", "true").csv(str(tmp_path / "c" / "deliveries"))
+    assert csv.where("CAST(offset AS BIGINT) < 3000").count() == 0
+    assert json.loads((tmp_path / "c" / "summary.json").read_text())["messages"] == 1000
+    code, out = _route(data, tmp_path / "s", "--since", "2024-01-01T00:00:30Z")  # one message per 10 ms
+    assert code == 0
+    assert out.startswith("routed 1,000 messages")
+
+
+def test_messages_as_json_and_csv(spark: SparkSession, tmp_path: Path) -> None:
+    subs = tmp_path / "subs.tsv"
+    subs.write_text("a.*\tx\n#\ty\n", encoding="utf-8")
+    (tmp_path / "m.jsonl").write_text('{"offset": 1, "topic": "a.b"}\n{"offset": 2, "topic": "c"}\n')
+    (tmp_path / "m.csv").write_text("offset,topic\n1,a.b\n2,c\n")
+    for name in ("m.jsonl", "m.csv"):
+        code, out = run(
+            [
+                "route",
+                "--messages",
+                str(tmp_path / name),
+                "--subscriptions",
+                str(subs),
+                "--out",
+                str(tmp_path / f"o-{name}"),
+                "--quiet",
+            ]
+        )
+        assert code == 0, name
+        assert out.startswith("routed 2 messages -> 3 deliveries")
+
+
+def _err(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    capsys.readouterr()
+    code, out = run(argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert out == ""
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.startswith("topicmatch:")]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def test_bad_input_gets_one_clear_line(
+    spark: SparkSession, data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    subs, msgs = str(data / "subscriptions.parquet"), str(data / "messages")
+    base = ["route", "--quiet", "--subscriptions", subs]
+    line = _err(capsys, [*base, "--messages", str(tmp_path / "nope"), "--out", str(tmp_path / "o1")])
+    assert line == f"topicmatch: cannot read messages {tmp_path / 'nope'}: no such file or directory"
+    line = _err(
+        capsys, [*base, "--messages", msgs, "--out", str(tmp_path / "o2"), "--topic-column", "subject"]
+    )
+    assert line.startswith(
+        "topicmatch: the messages have no column 'subject' (columns: offset, timestamp, topic"
+    )
+    bad_subs = tmp_path / "bad.tsv"
+    bad_subs.write_text("a.*\tx\nb.#\ty\n\n\tz\n", encoding="utf-8")
+    line = _err(
+        capsys,
+        [
+            "route",
+            "--subscriptions",
+            str(bad_subs),
+            "--messages",
+            msgs,
+            "--out",
+            str(tmp_path / "o3"),
+            "--dialect",
+            "nats",
+        ],
+    )
+    assert line == f"topicmatch: {bad_subs}:4: invalid nats pattern '': a subject must not be empty"
+    line = _err(capsys, [*base, "--messages", msgs, "--out", str(tmp_path / "o4"), "--stream"])
+    assert "--stream needs --checkpoint" in line
+    # A schema mismatch between files is only found when Spark reads them.
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    pq.write_table(pa.table({"offset": [1], "topic": ["a.b"]}), mixed / "a.parquet")
+    pq.write_table(pa.table({"offset": ["x"], "topic": ["a.c"]}), mixed / "b.parquet")
+    line = _err(capsys, [*base, "--messages", str(mixed), "--out", str(tmp_path / "o5")])
+    assert line.startswith("topicmatch: routing failed: ")
+    binary = tmp_path / "binary"
+    binary.mkdir()
+    pq.write_table(
+        pa.table({"topic": ["a"], "payload": pa.array([b"\x00"], pa.binary())}), binary / "a.parquet"
+    )
+    line = _err(capsys, [*base, "--messages", str(binary), "--out", str(tmp_path / "o6"), "--format", "csv"])
+    assert line == "topicmatch: CSV cannot hold the column 'payload' (binary); use --format parquet or json"
+    assert _route(data, tmp_path / "o7")[0] == 0
+    line = _err(capsys, [*base, "--messages", msgs, "--out", str(tmp_path / "o7")])
+    assert line.endswith("already exists; pass --overwrite to replace it")
+    assert _route(data, tmp_path / "o7", "--overwrite")[0] == 0
+
+
+def test_skip_invalid_patterns(data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    subs = tmp_path / "subs.tsv"
+    subs.write_text("orders/#\tx\nsensors/#/temp\ty\n", encoding="utf-8")
+    argv = [
+        "route",
+        "--dialect",
+        "mqtt",
+        "--messages",
+        str(data / "messages"),
+        "--subscriptions",
+        str(subs),
+        "--quiet",
+    ]
+    code, _ = run([*argv, "--out", str(tmp_path / "o"), "--skip-invalid-patterns"])
+    assert code == 0
+    assert f"skipped {subs}:2: 'sensors/#/temp': '#' must be the last level" in capsys.readouterr().err
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["subscriptions"]["skipped"][0]["where"] == f"{subs}:2"
+
+
+def test_help_on_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["generate", "--help"], ["route", "--help"], ["bench", "pipeline", "--help"]):
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        assert info.value.code == 0
+        text = capsys.readouterr().out
+        assert text.startswith("usage: topicmatch")
+    assert "--checkpoint DIR" in run_help(capsys, "route")
+
+
+def run_help(capsys: pytest.CaptureFixture[str], command: str) -> str:
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    return capsys.readouterr().out
+
+
+def test_generator_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    line = _err(
+        capsys,
+        [
+            "generate",
+            "--messages",
+            "10",
+            "--subscriptions",
+            "1",
+            "--out",
+            str(tmp_path),
+            "--payload-bytes",
+            "100000000",
+        ],
+    )
+    assert line == "topicmatch: --payload-bytes must be between 0 and 65,536, not 100,000,000"

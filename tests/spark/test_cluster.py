@@ -1,0 +1,92 @@
+"""The same ``topicmatch route`` on a real standalone cluster (a master, two workers) and locally.
+
+Runs alone with ``pytest -m cluster``. The route runs as a separate process (its own driver),
+exactly as a user would start it: ``topicmatch route --master spark://127.0.0.1:PORT``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+import topicmatch.spark.submit
+from topicmatch.cli import main
+
+from .helpers import pairs_of
+from .standalone import Cluster
+
+pytestmark = [pytest.mark.spark, pytest.mark.cluster]
+
+_FIGURES = ("messages", "deliveries", "unmatched", "invalid", "top_subscribers")
+
+
+def test_route_on_a_standalone_cluster_equals_local_mode(spark: SparkSession, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    assert (
+        main(
+            [
+                "generate",
+                "--messages",
+                "8000",
+                "--subscriptions",
+                "500",
+                "--out",
+                str(data),
+                "--invalid-fraction",
+                "0.005",
+            ],
+            stdout=io.StringIO(),
+        )
+        == 0
+    )
+    common = [
+        "--messages",
+        str(data / "messages"),
+        "--subscriptions",
+        str(data / "subscriptions.parquet"),
+        "--quiet",
+    ]
+    assert main(["route", *common, "--out", str(tmp_path / "local")], stdout=io.StringIO()) == 0
+
+    with Cluster(tmp_path / "cluster", workers=2) as cluster:
+        command = [sys.executable, "-m", "topicmatch", "route", *common, "--out", str(tmp_path / "remote")]
+        command += ["--master", cluster.url, "--conf", "spark.executor.memory=512m"]
+        env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert "routed 8,000 messages" in done.stdout
+        executors = sorted((tmp_path / "cluster").glob("work*/app-*/*"))
+        assert len({path.parent.parent.name for path in executors}) == 2, "both workers ran executors"
+        # The other documented way: spark-submit, which then decides the master.
+        submit = [str(Path(sys.executable).parent / "spark-submit"), "--master", cluster.url]
+        submit += ["--conf", "spark.executor.memory=512m", topicmatch.spark.submit.__file__, "route", *common]
+        done = subprocess.run(
+            [*submit, "--out", str(tmp_path / "submitted")],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+
+    local = json.loads((tmp_path / "local" / "summary.json").read_text())
+    remote = json.loads((tmp_path / "remote" / "summary.json").read_text())
+    submitted = json.loads((tmp_path / "submitted" / "summary.json").read_text())
+    assert {k: remote[k] for k in _FIGURES} == {k: local[k] for k in _FIGURES}
+    assert {k: submitted[k] for k in _FIGURES} == {k: local[k] for k in _FIGURES}
+
+    def rows(path: Path) -> list[tuple[object, ...]]:
+        return sorted(tuple(row) for row in spark.read.parquet(str(path)).collect())
+
+    assert rows(tmp_path / "remote" / "quarantine") == rows(tmp_path / "local" / "quarantine")
+    got = sorted(pairs_of(spark.read.parquet(str(tmp_path / "remote" / "deliveries"))))
+    assert got == sorted(pairs_of(spark.read.parquet(str(tmp_path / "local" / "deliveries"))))
+    assert len(got) == remote["deliveries"] > 8_000

@@ -1,0 +1,213 @@
+"""``route`` and ``quarantine`` against the pure-Python Matcher, for every dialect."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+from topicmatch import Matcher
+from topicmatch.spark import (
+    InvalidSubscriptionError,
+    MessagesError,
+    Subscriptions,
+    SubscriptionsError,
+    quarantine,
+    route,
+)
+
+from .helpers import expected_deliveries, pairs_of
+
+pytestmark = pytest.mark.spark
+
+SEP = {"amqp": ".", "mqtt": "/", "nats": "."}
+STAR = {"amqp": "*", "mqtt": "+", "nats": "*"}
+TAIL = {"amqp": "#", "mqtt": "#", "nats": ">"}
+WHEN = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
+
+
+def _edge_pairs(dialect: str) -> list[tuple[str, str]]:
+    """Duplicates, overlapping patterns of one subscriber, a pattern matching nothing."""
+    sep, star, tail = SEP[dialect], STAR[dialect], TAIL[dialect]
+    return [
+        (f"orders{sep}{tail}", "dup"),
+        (f"orders{sep}{star}", "dup"),
+        (f"orders{sep}{tail}", "dup"),  # the same pair twice
+        (f"{star}{sep}{star}", "dup"),
+        (f"never{sep}seen{sep}topic", "nobody-home"),
+    ]
+
+
+def _messages(spark: SparkSession, path: Path, dialect: str) -> DataFrame:
+    frame = spark.read.parquet(str(path / "messages"))
+    sep = SEP[dialect]
+    extra = [
+        (10_000_000, WHEN, f"zzz{sep}unknown", "unmatched"),
+        (10_000_001, WHEN, None, "null topic"),
+        (10_000_002, WHEN, "", "empty topic"),
+        (10_000_003, WHEN, f"orders{sep}x", "dup's topic"),
+    ]
+    return frame.unionByName(spark.createDataFrame(extra, frame.schema))
+
+
+@pytest.mark.parametrize("dialect", ["amqp", "mqtt", "nats"])
+def test_route_equals_the_matcher(spark: SparkSession, generated: dict[str, Path], dialect: str) -> None:
+    path = generated[dialect]
+    base = pq.read_table(path / "subscriptions.parquet").to_pylist()
+    pairs = [(r["pattern"], r["subscriber"]) for r in base] + _edge_pairs(dialect)
+    table = Subscriptions.from_pairs(pairs, dialect=dialect)
+    messages = _messages(spark, path, dialect)
+    rows = [(r["offset"], r["topic"]) for r in messages.select("offset", "topic").collect()]
+    expected, invalid = expected_deliveries(table, rows)
+
+    deliveries = route(messages, pairs, dialect=dialect)
+    got = pairs_of(deliveries)
+    assert len(got) == len(set(got)), "a subscriber got a message twice"
+    assert set(got) == expected
+    # The workload covers what it should: fan-out, unmatched, invalid, dedup of overlapping patterns.
+    offsets = {offset for offset, _ in got}
+    assert len(got) > 2 * len(rows)
+    assert any(o not in offsets and o not in invalid for o, _ in rows)
+    assert len(invalid) >= 15
+    assert (10_000_003, "dup") in expected
+    assert not any(s == "nobody-home" for _, s in got)
+
+    bad = {r["offset"]: r["reason"] for r in quarantine(messages, dialect=dialect).collect()}
+    assert set(bad) == invalid
+    assert bad[10_000_001] == "the topic is null"
+
+
+def test_message_columns_are_kept(spark: SparkSession, generated: dict[str, Path]) -> None:
+    messages = spark.read.parquet(str(generated["amqp"] / "messages")).limit(500)
+    deliveries = route(messages, [("#", "all"), ("orders.#", "o")])  # the lone '#': every valid message
+    assert deliveries.where("subscriber = 'all'").count() == messages.where("length(topic) < 256").count()
+    assert deliveries.columns == [*messages.columns, "subscriber"]
+    original = {r["offset"]: r.asDict() for r in messages.collect()}
+    for row in deliveries.collect():
+        values = row.asDict()
+        assert values.pop("subscriber") in {"all", "o"}
+        assert values == original[values["offset"]]
+
+
+def test_empty_input_and_empty_subscriptions(spark: SparkSession) -> None:
+    schema = "offset long, topic string"
+    empty = spark.createDataFrame([], schema)
+    assert route(empty, [("#", "a")]).count() == 0
+    assert route(empty, [("#", "a")]).columns == ["offset", "topic", "subscriber"]
+    some = spark.createDataFrame([(1, "a.b"), (2, "c")], schema)
+    assert route(some, []).count() == 0
+    assert quarantine(empty).count() == 0
+
+
+def test_integer_subscribers_and_a_dataframe_of_subscriptions(spark: SparkSession) -> None:
+    messages = spark.createDataFrame([(1, "a.b"), (2, "a.c"), (3, "x")], "offset long, topic string")
+    subs = spark.createDataFrame([("a.*", 7), ("a.b", 9), ("#", 1)], "pattern string, subscriber long")
+    got = sorted(pairs_of(route(messages, subs)))
+    assert got == [(1, 1), (1, 7), (1, 9), (2, 1), (2, 7), (3, 1)]
+    assert dict(route(messages, subs).dtypes)["subscriber"] == "bigint"
+
+
+def test_transform_and_custom_columns(spark: SparkSession) -> None:
+    messages = spark.createDataFrame([(1, "sensors/k/temp")], "offset long, subject string")
+    got = messages.transform(
+        lambda df: route(
+            df, [("sensors/+/temp", "t")], topic_col="subject", dialect="mqtt", subscriber_col="to"
+        )
+    )
+    assert [tuple(r) for r in got.collect()] == [(1, "sensors/k/temp", "t")]
+
+
+def test_column_names_with_dots(spark: SparkSession) -> None:
+    schema = StructType([StructField("meta.id", LongType()), StructField("topic", StringType())])
+    messages = spark.createDataFrame([(1, "a.b")], schema)
+    got = route(messages, [("a.*", "s")])
+    assert got.columns == ["meta.id", "topic", "subscriber"]
+    assert [tuple(r) for r in got.collect()] == [(1, "a.b", "s")]
+
+
+def test_oversized_messages_are_quarantined(spark: SparkSession) -> None:
+    rows = [(1, "a", "x" * 50), (2, "a", "x" * 5_000)]
+    messages = spark.createDataFrame(rows, "offset long, topic string, payload string")
+    assert pairs_of(route(messages, [("a", "s")], max_message_bytes=1_000)) == [(1, "s")]
+    (bad,) = quarantine(messages, max_message_bytes=1_000).collect()
+    assert bad["offset"] == 2
+    assert "5,009 bytes; the limit is 1,000" in bad["reason"]
+    assert len(pairs_of(route(messages, [("a", "s")], max_message_bytes=0))) == 2
+
+
+@pytest.mark.parametrize(
+    ("pairs", "message"),
+    [
+        (
+            [("ok", "x"), ("sensors/#/x", "y")],
+            "pair 2: invalid mqtt pattern 'sensors/#/x': '#' must be the last level",
+        ),
+        ([("a", None)], "pair 1: the subscriber is null"),
+        ([("a", "x"), ("b", 2)], "subscribers must all be strings or all integers"),
+    ],
+)
+def test_bad_subscriptions_stop_before_any_work(
+    spark: SparkSession, pairs: list[tuple[str, Any]], message: str
+) -> None:
+    messages = spark.createDataFrame([(1, "a")], "offset long, topic string")
+    with pytest.raises(SubscriptionsError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        route(messages, pairs, dialect="mqtt")
+
+
+def test_invalid_pattern_error_and_skipping(spark: SparkSession, tmp_path: Path) -> None:
+    subs = tmp_path / "subs.tsv"
+    subs.write_text("a/+\tx\n\nb/#/c\ty\nc/#\tz\n", encoding="utf-8")
+    messages = spark.createDataFrame([(1, "a/q"), (2, "c/d")], "offset long, topic string")
+    with pytest.raises(InvalidSubscriptionError) as info:
+        route(messages, str(subs), dialect="mqtt")
+    assert str(info.value).startswith(f"{subs}:3: invalid mqtt pattern 'b/#/c'")
+    assert info.value.where == f"{subs}:3"
+    table = Subscriptions.read(subs, dialect="mqtt", skip_invalid=True)
+    assert table.skipped == [(f"{subs}:3", "b/#/c", "'#' must be the last level")]
+    assert sorted(pairs_of(route(messages, table, dialect="mqtt"))) == [(1, "x"), (2, "z")]
+
+
+def test_subscription_files_of_every_format(tmp_path: Path) -> None:
+    (tmp_path / "s.csv").write_text("pattern,subscriber\na.*,x\n\nb.#,y\n", encoding="utf-8")
+    (tmp_path / "s.jsonl").write_text(
+        '{"pattern": "a.*", "subscriber": 1}\n{"pattern": "b.#", "subscriber": 2}\n'
+    )
+    (tmp_path / "bad.csv").write_text("pattern,subscriber\na.*,x\nb/#/c,y\n", encoding="utf-8")
+    assert Subscriptions.read(tmp_path / "s.csv").matcher().lookup("b.c") == frozenset({"y"})
+    assert Subscriptions.read(tmp_path / "s.jsonl").matcher().lookup("a.q") == frozenset({1})
+    assert len(Subscriptions.read(tmp_path / "bad.csv", dialect="amqp")) == 2  # 'b/#/c' is one AMQP word
+    with pytest.raises(InvalidSubscriptionError, match=r"bad.csv:3: invalid mqtt pattern 'b/#/c'"):
+        Subscriptions.read(tmp_path / "bad.csv", dialect="mqtt")
+    (tmp_path / "s.xml").write_text("<subscriptions/>", encoding="utf-8")
+    with pytest.raises(SubscriptionsError, match="cannot tell the format"):
+        Subscriptions.read(tmp_path / "s.xml")
+    with pytest.raises(SubscriptionsError, match="no such file"):
+        Subscriptions.read(tmp_path / "missing.parquet")
+
+
+def test_versions_follow_the_content() -> None:
+    one = Subscriptions.from_pairs([("a", "x"), ("b", "y")])
+    assert one.version == Subscriptions.from_pairs([("a", "x"), ("b", "y")]).version
+    assert one.version != Subscriptions.from_pairs([("a", "x"), ("b", "z")]).version
+    assert one.version != Subscriptions.from_pairs([("a", "x"), ("b", "y")], dialect="nats").version
+
+
+def test_bad_messages(spark: SparkSession) -> None:
+    messages = spark.createDataFrame([(1, 5)], "offset long, topic long")
+    with pytest.raises(MessagesError, match="the topic column 'topic' must hold strings, not bigint"):
+        route(messages, [("a", "x")])
+    with pytest.raises(MessagesError, match=r"no column 'subject' \(columns: offset, topic\)"):
+        route(messages, [("a", "x")], topic_col="subject")
+    clash = spark.createDataFrame([(1, "a", "s")], "offset long, topic string, subscriber string")
+    with pytest.raises(MessagesError, match="already have a column 'subscriber'"):
+        route(clash, [("a", "x")])
+
+
+def test_the_reference_matcher_is_the_core_one() -> None:
+    table = Subscriptions.from_pairs([("a.*", "x")])
+    assert isinstance(table.matcher(), Matcher)
