@@ -96,3 +96,36 @@ def test_invalidation_finds_exactly_the_matching_topics(data: st.DataObject) -> 
     expected = {t for t, w in words_of.items() if w is not None and pattern_matches(tokens, w, d.dollar_rule)}
     assert cache._matching(tokens) == expected
     assert all(t in cache.entries for t in topics)
+
+
+def test_a_lookup_that_read_the_generation_during_a_commit_cannot_store() -> None:
+    """A miss that read the generation while a write was committing may hold the old result.
+
+    This is the interleaving that once slipped through (the generation moved before the commit
+    only): a lookup reads the generation mid-commit, matches the old index, and stores after
+    the writer releases the lock. Its store must be refused.
+    """
+    cache = ResultCache(16)
+    read_during_commit: list[int] = []
+
+    def commit() -> bool:
+        read_during_commit.append(cache.generation)  # what a concurrent lookup reads here
+        return True
+
+    assert cache.write(make_dialect("amqp").parse_pattern("a.b"), commit)
+    cache.store("a.b", ["a", "b"], frozenset({"stale"}), read_during_commit[0])
+    assert "a.b" not in cache.entries
+    cache.store("a.b", ["a", "b"], frozenset({"fresh"}), cache.generation)
+    assert cache.entries["a.b"] == {"fresh"}
+
+
+def test_a_failed_commit_still_moves_the_generation() -> None:
+    cache = ResultCache(16)
+    before = cache.generation
+
+    def commit() -> bool:
+        raise RuntimeError("index refused")
+
+    with pytest.raises(RuntimeError):
+        cache.write(make_dialect("amqp").parse_pattern("a.b"), commit)
+    assert cache.generation > before

@@ -12,11 +12,12 @@ touches the cached topics under ``foo``; only a leading ``#`` visits everything.
 a set of visited (node, position) pairs, so many ``#`` cost O(cached topics x pattern length) at
 worst, never more.
 
-**No stale store, no stale hit.** The drop and the commit happen under the cache's lock, and a
-lookup that missed stores its result only if the cache's generation did not move since the
-lookup began (checked under the same lock). From the drop until the commit is visible, affected
-topics miss and read the index itself; a result computed from a superseded state is never
-stored, and a cached answer never contradicts a write that has happened.
+**No stale store, no stale hit.** The drop and the commit happen under the cache's lock, the
+generation moves once the commit is done, and a lookup that missed stores its result only if
+the generation did not move since the lookup began (checked under the same lock). From the
+drop until the commit is visible, affected topics miss and read the index itself; a result
+computed from a superseded state is never stored, and a cached answer never contradicts a write
+that has happened.
 
 Admission and eviction: a topic is stored on its second miss, not its first, so that topics
 seen once do not pay for a store nor push out hot ones (the "doorkeeper" of TinyLFU). When full,
@@ -144,13 +145,22 @@ class ResultCache:
         return found
 
     def write(self, tokens: Tokens, commit: Callable[[], bool]) -> bool:
-        """Drop every cached topic the pattern ``tokens`` matches, then run ``commit``."""
+        """Drop every cached topic the pattern ``tokens`` matches, then run ``commit``.
+
+        The generation moves *after* the commit (still under the lock): a lookup that read the
+        generation at any moment before the commit became visible may have matched the old
+        state, and its store must be refused. Moving it before the commit only would let a
+        lookup read the new generation, then the old index, and store a stale result (found by
+        tests/test_concurrency.py on CI; pinned by tests/test_cache.py).
+        """
         with self._lock:
-            self.generation += 1
             if self.entries:
                 for topic in self._matching(tokens):
                     self._forget(topic)
-            return commit()
+            try:
+                return commit()
+            finally:
+                self.generation += 1
 
     def clear(self) -> None:
         with self._lock:
