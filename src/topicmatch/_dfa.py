@@ -70,11 +70,11 @@ class DFA:
         subs = state.subs
         if subs is None:
             # The union is computed once per state, then every lookup ending here reuses it.
-            result: frozenset[Hashable] = EMPTY
-            for node in state.nodes:
-                if node.subs:
-                    result = node.subs if not result else result | node.subs
-            subs = state.subs = result
+            # One union of all the sets, not a chain of ``|``: each ``|`` copies what came
+            # before, quadratic when a state holds many subscribed nodes (``#`` patterns).
+            found = [node.subs for node in state.nodes if node.subs]
+            subs = EMPTY if not found else found[0] if len(found) == 1 else frozenset().union(*found)
+            state.subs = subs
         return subs
 
     def _step(self, state: _State, word: str) -> _State:
