@@ -19,6 +19,7 @@ from ._demo import run_demo
 from ._dialects import DIALECTS
 from ._errors import TopicMatchError
 from ._matcher import ALGORITHMS, Matcher
+from ._tsv import tsv_pairs
 
 __all__ = ["main"]
 
@@ -92,15 +93,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
 def _read_subscriptions(lines: Iterable[str], source: str, matcher: Matcher) -> int:
     count = 0
-    for number, raw in enumerate(lines, 1):
-        line = raw.rstrip("\r\n")
-        if not line.strip():
-            continue
-        pattern, tab, subscriber = line.partition("\t")
-        if not tab:
-            raise UsageError(f"{source}:{number}: expected 'pattern<TAB>subscriber', found no tab")
-        if not subscriber:
-            raise UsageError(f"{source}:{number}: the subscriber is empty")
+    for number, pattern, subscriber in tsv_pairs(lines, source, UsageError):
         try:
             matcher.subscribe(pattern, subscriber)
         except TopicMatchError as error:

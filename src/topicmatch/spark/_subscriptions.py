@@ -31,6 +31,7 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]
 from .._dialects import make_dialect
 from .._errors import InvalidPatternError
 from .._matcher import Matcher
+from .._tsv import tsv_pairs
 from ._errors import InvalidSubscriptionError, SubscriptionsError
 
 if TYPE_CHECKING:
@@ -302,16 +303,7 @@ def _first_line(error: BaseException) -> str:
 
 
 def _read_tsv(handle: Iterable[str], name: str) -> Iterator[tuple[int, str | None, Any]]:
-    for number, raw in enumerate(handle, 1):
-        line = raw.rstrip("\r\n")
-        if not line.strip():
-            continue
-        pattern, tab, subscriber = line.partition("\t")
-        if not tab:
-            raise SubscriptionsError(f"{name}:{number}: expected 'pattern<TAB>subscriber', found no tab")
-        if not subscriber:
-            raise SubscriptionsError(f"{name}:{number}: the subscriber is empty")
-        yield number, pattern, subscriber
+    return tsv_pairs(handle, name, SubscriptionsError)
 
 
 def _read_csv(handle: Iterable[str], name: str) -> Iterator[tuple[int, str | None, Any]]:
