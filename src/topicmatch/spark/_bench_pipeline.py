@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 from topicmatch.bench.machine import machine_info
 
 from ._bench import CASES, QUICK_CASES, TARGETS, Case
-from ._generate import generate
+from ._generate import ROW_GROUP_ROWS, generate
 from ._io import write
 from ._naive import naive_route
 from ._route import _route
@@ -56,7 +56,13 @@ def run(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 def _data(out: Path, case: Case) -> tuple[Path, Path]:
     path = out / "data" / case.name.replace(" ", "")
-    params = {"messages": case.messages, "subscriptions": case.subscriptions, "seed": 7, "payload_bytes": 100}
+    params = {
+        "messages": case.messages,
+        "subscriptions": case.subscriptions,
+        "seed": 7,
+        "payload_bytes": 100,
+        "row_group_rows": ROW_GROUP_ROWS,
+    }
     marker = path / "params.json"
     if not marker.exists() or json.loads(marker.read_text()) != params:
         result = generate(path, case.messages, case.subscriptions, seed=7, payload_bytes=100)
