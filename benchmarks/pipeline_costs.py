@@ -1,0 +1,100 @@
+"""Where a ``route`` job's time goes, and what Parquet writer options change it.
+
+Usage: ``.venv/bin/python benchmarks/pipeline_costs.py DATA_DIR [ROUNDS]``
+(``DATA_DIR``: a case of ``topicmatch bench pipeline``, e.g. ``out/bench/pipeline/data/100kx10k``;
+``ROUNDS`` default 5).
+
+Variants, alternated in every round in one Spark session, each ``route`` cold in the workers:
+
+* ``route``: as ``topicmatch route`` writes (snappy, no dictionary);
+* ``route zstd``: the same with ``compression=zstd``;
+* ``route no stats``: the same with ``parquet.column.statistics.enabled=false``;
+* ``floor``: no matching at all, every message exploded with a constant list of 70 strings
+  (the fan-out of the 100k x 10k case) and written the same way: the cost of the output alone.
+
+Printed per variant: median wall time, median CPU-seconds of the JVM and of the Python
+workers (from ``/proc`` around each run; Linux only), and the output's size.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import functions as F
+
+from topicmatch.spark._io import writer_options
+from topicmatch.spark._route import _route
+from topicmatch.spark._session import session
+from topicmatch.spark._subscriptions import Subscriptions
+
+
+def cpu_seconds() -> dict[str, float]:
+    """CPU-seconds so far of every process, keyed by pid, labelled java or python."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            command = Path(f"/proc/{pid}/cmdline").read_text().split("\0")[0]
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        out[("java " if "java" in command else "python ") + pid] = (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def main() -> None:
+    data, rounds = Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    spark = session(None, {"spark.driver.memory": "2g"})
+    table = Subscriptions.read(data / "subscriptions.parquet")
+    messages = spark.read.parquet(str(data / "messages"))
+    constant = F.array(*[F.lit(f"sub-{i:06d}") for i in range(70)])
+    out = Path(tempfile.mkdtemp(prefix="pipeline-costs-")) / "out"
+    base = writer_options("parquet")
+
+    def routed() -> Any:
+        return _route(messages, table, "topic", "subscriber", 1 << 20, cache_token=uuid.uuid4().hex)
+
+    variants: dict[str, tuple[Any, dict[str, str]]] = {
+        "route": (routed, base),
+        "route zstd": (routed, {**base, "compression": "zstd"}),
+        "route no stats": (routed, {**base, "parquet.column.statistics.enabled": "false"}),
+        "floor": (lambda: messages.select("*", F.explode(constant).alias("subscriber")), base),
+    }
+
+    def run(name: str) -> tuple[float, float, float, int]:
+        frame_of, options = variants[name]
+        shutil.rmtree(out, ignore_errors=True)
+        before, began = cpu_seconds(), time.perf_counter()
+        frame_of().write.options(**options).parquet(str(out))
+        wall, after = time.perf_counter() - began, cpu_seconds()
+        spent = {k: v - before.get(k, 0.0) for k, v in after.items()}
+        java = sum(v for k, v in spent.items() if k.startswith("java"))
+        python = sum(v for k, v in spent.items() if k.startswith("python"))
+        size = sum(f.stat().st_size for f in out.rglob("*.parquet"))
+        return wall, java, python, size
+
+    for name in variants:  # warm-up: JIT, Python workers
+        run(name)
+    results: dict[str, list[tuple[float, float, float, int]]] = {name: [] for name in variants}
+    for _ in range(rounds):
+        for name in variants:
+            results[name].append(run(name))
+    print(f"{data} ({rounds} rounds, load average at the end {os.getloadavg()[0]:.1f})")
+    for name, runs in results.items():
+        wall, java, python = (statistics.median(r[i] for r in runs) for i in range(3))
+        cpu = f"jvm {java:5.2f} cpu-s  python {python:5.2f} cpu-s"
+        print(f"{name:15s} wall {wall:5.2f} s  {cpu}  {runs[-1][3] >> 20} MiB")
+    shutil.rmtree(out.parent, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
