@@ -1,16 +1,23 @@
 """Where a ``route`` job's time goes, and what Parquet writer options change it.
 
-Usage: ``.venv/bin/python benchmarks/pipeline_costs.py DATA_DIR [ROUNDS]``
+Usage: ``.venv/bin/python benchmarks/pipeline_costs.py DATA_DIR [ROUNDS [VARIANT,...]]``
 (``DATA_DIR``: a case of ``topicmatch bench pipeline``, e.g. ``out/bench/pipeline/data/100kx10k``;
-``ROUNDS`` default 5).
+``ROUNDS`` default 5; the variants by name, default all).
 
 Variants, alternated in every round in one Spark session, each ``route`` cold in the workers:
 
 * ``route``: as ``topicmatch route`` writes (snappy, no dictionary);
 * ``route zstd``: the same with ``compression=zstd``;
 * ``route no stats``: the same with ``parquet.column.statistics.enabled=false``;
-* ``floor``: no matching at all, every message exploded with a constant list of 70 strings
-  (the fan-out of the 100k x 10k case) and written the same way: the cost of the output alone.
+* ``route gc on``: as ``route``, but with Python's cyclic garbage collector left running while the
+  workers build their matcher and look up cold topics (as before it was paused there, see
+  ``_cyclic_gc_paused`` in ``topicmatch.spark._worker``);
+* ``transport``: no matching, but every message crosses to a Python worker and back through
+  ``mapInArrow`` as ``route``'s do, coming back with a constant list of 70 strings, exploded and
+  written the same way: the output plus the Python round trip, without the matching;
+* ``floor``: no matching and no Python, every message exploded with a constant list of 70
+  strings (the fan-out of the 100k x 10k case) and written the same way: the cost of the output
+  alone.
 
 Printed per variant: median wall time, median CPU-seconds of the JVM and of the Python
 workers (from ``/proc`` around each run; Linux only), and the output's size.
@@ -18,6 +25,7 @@ workers (from ``/proc`` around each run; Linux only), and the output's size.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import statistics
@@ -28,12 +36,30 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType, StringType, StructField, StructType
 
+from topicmatch.spark import _route as route_module
+from topicmatch.spark import _worker
 from topicmatch.spark._io import writer_options
 from topicmatch.spark._route import _route
 from topicmatch.spark._session import session
 from topicmatch.spark._subscriptions import Subscriptions
+from topicmatch.spark._worker import RouteFunction
+
+
+class CollectorNotPaused(RouteFunction):
+    """``RouteFunction`` with the worker's collector pause undone while it runs (the "before")."""
+
+    def __call__(self, batches: Any) -> Any:
+        paused = _worker._cyclic_gc_paused
+        _worker._cyclic_gc_paused = contextlib.nullcontext  # type: ignore[assignment]
+        try:
+            yield from super().__call__(batches)
+        finally:
+            _worker._cyclic_gc_paused = paused
 
 
 def cpu_seconds() -> dict[str, float]:
@@ -51,24 +77,61 @@ def cpu_seconds() -> dict[str, float]:
     return out
 
 
+FAN_OUT = [f"sub-{i:06d}" for i in range(70)]
+
+
+def constant_lists(batches: Any) -> Any:
+    """The ``transport`` variant's function: each message back with the same 70 subscribers."""
+    values = pa.array(FAN_OUT)
+    for batch in batches:
+        n = batch.num_rows
+        offsets = pa.array(np.arange(0, len(FAN_OUT) * (n + 1), len(FAN_OUT), dtype=np.int32))
+        lists = pa.ListArray.from_arrays(offsets, pa.concat_arrays([values] * n) if n else values.slice(0, 0))
+        yield pa.RecordBatch.from_arrays([*batch.columns, lists], names=[*batch.schema.names, "subscribers"])
+
+
 def main() -> None:
     data, rounds = Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 5
     spark = session(None, {"spark.driver.memory": "2g"})
     table = Subscriptions.read(data / "subscriptions.parquet")
     messages = spark.read.parquet(str(data / "messages"))
-    constant = F.array(*[F.lit(f"sub-{i:06d}") for i in range(70)])
+    constant = F.array(*[F.lit(name) for name in FAN_OUT])
+    listed = StructType(
+        [*messages.schema.fields, StructField("subscribers", ArrayType(StringType(), False), False)]
+    )
     out = Path(tempfile.mkdtemp(prefix="pipeline-costs-")) / "out"
     base = writer_options("parquet")
 
     def routed() -> Any:
         return _route(messages, table, "topic", "subscriber", 1 << 20, cache_token=uuid.uuid4().hex)
 
+    def routed_gc_on() -> Any:
+        route_module.RouteFunction = CollectorNotPaused  # type: ignore[attr-defined]
+        try:
+            return routed()
+        finally:
+            route_module.RouteFunction = RouteFunction  # type: ignore[attr-defined]
+
     variants: dict[str, tuple[Any, dict[str, str]]] = {
         "route": (routed, base),
         "route zstd": (routed, {**base, "compression": "zstd"}),
         "route no stats": (routed, {**base, "parquet.column.statistics.enabled": "false"}),
+        "route gc on": (routed_gc_on, base),
+        "transport": (
+            lambda: messages.mapInArrow(constant_lists, listed).select(
+                *messages.columns, F.explode("subscribers").alias("subscriber")
+            ),
+            base,
+        ),
         "floor": (lambda: messages.select("*", F.explode(constant).alias("subscriber")), base),
     }
+
+    if len(sys.argv) > 3:
+        chosen = sys.argv[3].split(",")
+        unknown = set(chosen) - set(variants)
+        if unknown:
+            sys.exit(f"unknown variants {sorted(unknown)}; choose among {list(variants)}")
+        variants = {name: variants[name] for name in chosen}
 
     def run(name: str) -> tuple[float, float, float, int]:
         frame_of, options = variants[name]

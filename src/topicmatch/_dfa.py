@@ -68,6 +68,16 @@ class DFA:
             nxt = state.next.get(word)
             state = self._step(state, word) if nxt is None else nxt
         subs = state.subs
+        return self.subscribers(state) if subs is None else subs
+
+    def advance(self, state: _State, word: str) -> _State:
+        """The state after ``word`` from ``state`` (for callers that walk many topics at once)."""
+        nxt = state.next.get(word)
+        return self._step(state, word) if nxt is None else nxt
+
+    def subscribers(self, state: _State) -> frozenset[Hashable]:
+        """The subscribers of a topic whose walk ends in ``state``."""
+        subs = state.subs
         if subs is None:
             # The union is computed once per state, then every lookup ending here reuses it.
             # One union of all the sets, not a chain of ``|``: each ``|`` copies what came

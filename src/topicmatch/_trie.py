@@ -200,6 +200,13 @@ class TrieIndex(Index):
         self._version += 1
 
     # -- readers -------------------------------------------------------------------------
+    def stable_dfa(self) -> DFA | None:
+        """The DFA of the current version, for a caller that walks it directly; None when there
+        is none or a write is under way. It stays exact only while nobody writes: a caller that
+        cannot rule out writers must use :meth:`match`, which validates the version."""
+        dfa = self._dfa
+        return dfa if dfa is not None and not self._version & 1 else None
+
     def match(self, words: list[str]) -> frozenset[Hashable]:
         while True:
             version = self._version

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import gc
 import pickle
+from typing import Any
 
 import pyarrow as pa
 import pytest
 
 from topicmatch.spark import Subscriptions
 from topicmatch.spark import _worker as worker
+from topicmatch.spark._levels import LevelWalker
 from topicmatch.spark._stats import Counts, StatsParam
 
 pytestmark = pytest.mark.spark
@@ -44,13 +47,69 @@ def _route(
     return out
 
 
-def test_the_topic_cache_lives_across_batches() -> None:
+def test_what_a_worker_learns_lives_across_batches() -> None:
     table = Subscriptions.from_pairs([("a.*", "x"), ("#", "y")])
     first = worker.compiled_for("t-cache", "amqp", False, table.payload())
-    _route(table, _batch(["a.b", "a.b", "c"]), "t-cache")
+    dfa = first.matcher._index.stable_dfa()  # type: ignore[attr-defined]
+    _route(table, _batch(["a.b", "a.b", "c", "a b"]), "t-cache")
+    learnt = dfa.transitions
     assert worker.compiled_for("t-cache", "amqp", False, b"not even decoded on a hit") is first
-    assert set(first._cache.entries) == {"a.b", "c"}
-    assert _route(table, _batch(["a.b", None, "a.c.d"]), "t-cache") == [(0, "x"), (0, "y"), (2, "y")]
+    assert set(first._cache.entries) == {"a b"}  # plain topics need no cache: the DFA is one
+    assert _route(table, _batch(["a.b", None, "a.c.d", "a b"]), "t-cache") == [
+        (0, "x"),
+        (0, "y"),
+        (2, "y"),
+        (3, "y"),
+    ]
+    assert dfa.transitions == learnt + 2  # only "a.c.d" was new: c, then d
+    assert first.matcher._index.stable_dfa() is dfa  # type: ignore[attr-defined]
+
+
+class _Recording:
+    """A matcher stand-in recording whether the cyclic collector ran during each lookup."""
+
+    def __init__(self, fail_on: str = "") -> None:
+        self.collector_on: list[bool] = []
+        self.fail_on = fail_on
+
+    def lookup(self, topic: str) -> frozenset[int]:
+        self.collector_on.append(gc.isenabled())
+        if topic == self.fail_on:
+            raise RuntimeError("boom")
+        return frozenset({0})
+
+
+def test_cold_lookups_run_with_the_cyclic_collector_paused_and_restore_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    table = Subscriptions.from_pairs([("a.*", "x")])
+    compiled = worker.Compiled("amqp", False, table.payload())
+    walked: list[bool] = []
+    states = LevelWalker.states
+
+    def recording_states(self: LevelWalker, topics: pa.Array) -> Any:
+        walked.append(gc.isenabled())
+        return states(self, topics)
+
+    monkeypatch.setattr(LevelWalker, "states", recording_states)
+    compiled.matcher = recording = _Recording(fail_on="a boom")  # type: ignore[assignment]
+    assert gc.isenabled()
+    # "a b" and "a c" are valid but not plain (a space): they go one by one to the matcher.
+    ids, reasons = compiled.entries(pa.array(["a b", "a.b", "a c"]))
+    assert recording.collector_on == [False, False]
+    assert walked == [False]
+    assert [a.tolist() for a in ids] == [[0], [0], [0]]
+    assert reasons == [None, None, None]
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError):
+        compiled.entries(pa.array(["a boom"]))
+    assert gc.isenabled()  # back on after an error too
+    gc.disable()
+    try:
+        compiled.entries(pa.array(["a d"]))
+        assert not gc.isenabled()  # a caller's own pause is left alone
+    finally:
+        gc.enable()
 
 
 def test_a_new_version_gets_a_new_matcher() -> None:

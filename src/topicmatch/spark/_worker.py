@@ -3,11 +3,13 @@
 Per Arrow batch (``mapInArrow`` hands the worker an iterator of them):
 
 1. ``dictionary_encode`` the topic column: the distinct topics, and one code per row.
-2. Look each *distinct* topic up once, in a topic cache that lives in the worker process across
-   batches and tasks (Spark reuses its Python workers): topic -> sorted int32 array of subscriber
-   ids, or the reason the topic is invalid. A miss asks the :class:`~topicmatch.Matcher` of that
-   subscriptions version, built once per worker process from the shipped pairs. Equal results
-   share one array (the matcher often returns the very same frozenset).
+2. Match each *distinct* topic once, with the :class:`~topicmatch.Matcher` of that
+   subscriptions version, built once per worker process from the shipped pairs: per topic a
+   sorted int32 array of subscriber ids, or the reason the topic is invalid. Ordinary topics go
+   through the matcher's DFA all together, one word position at a time, in Arrow
+   (:mod:`._levels`); the DFA keeps what it learnt across batches and tasks (Spark reuses its
+   Python workers). The rest go one by one through ``Matcher.lookup`` and a topic cache. Equal
+   results share one array (the DFA often ends many topics in the same state).
 3. Expand without a loop per row: ``per_row = lengths[codes]``; ``np.repeat`` over the
    per-topic arrays gives every delivery's subscriber id, one ``Array.take`` their values, and
    ``cumsum(per_row)`` the row ends of a list column: each message goes back to the JVM once,
@@ -22,7 +24,9 @@ builds a big batch; the list column is cut at :data:`MAX_LIST_VALUES` values per
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Hashable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -33,6 +37,8 @@ from pyspark import TaskContext
 from .._dialects import make_dialect
 from .._errors import InvalidTopicError
 from .._matcher import Matcher
+from .._trie import TrieIndex
+from ._levels import LevelWalker
 from ._stats import Counts
 from ._subscriptions import unpack_payload
 
@@ -56,8 +62,31 @@ TOPIC_CACHE_SIZE = 1 << 18
 KEEP_VERSIONS = 3
 
 IntArray = np.ndarray[Any, np.dtype[np.int64]]
+IdArray = np.ndarray[Any, np.dtype[np.int32]]
 _EMPTY = np.zeros(0, dtype=np.int32)
 _NULL_REASON = "the topic is null"
+
+
+@contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while the worker fills its long-lived caches.
+
+    Building a matcher and looking up cold topics allocate many container objects (trie nodes,
+    DFA states, cache entries) that all live on; none of them is garbage. Every few hundred
+    allocations the collector runs anyway, and every few of those it traverses every object
+    in the worker, including the matchers of the versions kept. Reference counting still
+    frees what dies meanwhile; only cycles wait until the collector resumes. On the pipeline
+    benchmark's 100k x 10k case the collector took about a quarter of a worker's cold pass
+    (benchmarks/worker_lookups.py, docs/pipeline.md).
+    """
+    if not gc.isenabled():  # paused by the caller already: leave it as it is
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 class _TopicCache:
@@ -107,21 +136,27 @@ class Validator:
 
 
 class Compiled:
-    """The matcher of one subscriptions version in one worker process, and its topic cache."""
+    """The matcher of one subscriptions version in one worker process, and its caches."""
 
-    __slots__ = ("_arrays", "_cache", "_typed", "matcher", "subscribers")
+    __slots__ = ("_arrays", "_by_state", "_cache", "_typed", "_walker", "matcher", "subscribers")
 
     def __init__(self, dialect: str, pedantic: bool, payload: bytes) -> None:
         patterns, ids, subscribers = unpack_payload(payload)
         # Our topic cache replaces the matcher's result cache, so that one is off.
         self.matcher = Matcher("default", dialect, pedantic=pedantic, cache_size=0)
         subscribe = self.matcher.subscribe
-        for pattern, sid in zip(patterns, ids.tolist(), strict=True):
-            subscribe(pattern, sid)
+        with _cyclic_gc_paused():
+            for pattern, sid in zip(patterns, ids.tolist(), strict=True):
+                subscribe(pattern, sid)
         self.subscribers: pa.Array = subscribers
         self._typed: dict[pa.DataType, pa.Array] = {}
         self._cache = _TopicCache(TOPIC_CACHE_SIZE)
-        self._arrays: dict[frozenset[Hashable], np.ndarray[Any, np.dtype[np.int32]]] = {}
+        self._arrays: dict[frozenset[Hashable], IdArray] = {}
+        self._by_state: dict[Any, IdArray] = {}  # DFA state -> the array of its subscribers
+        # Nothing writes to this matcher any more, so its DFA stays exact: walk it directly.
+        index = self.matcher._index
+        dfa = index.stable_dfa() if isinstance(index, TrieIndex) else None
+        self._walker = LevelWalker(make_dialect(dialect, pedantic=pedantic), dfa) if dfa else None
 
     def subscribers_as(self, string_type: pa.DataType) -> pa.Array:
         """The subscriber values, with strings in the same Arrow type as the topics."""
@@ -133,29 +168,72 @@ class Compiled:
             typed = self._typed[string_type] = values.cast(string_type)
         return typed
 
-    def entries(
-        self, topics: list[str | None]
-    ) -> tuple[list[np.ndarray[Any, np.dtype[np.int32]]], list[str | None]]:
-        """Per distinct topic: the sorted subscriber ids (empty when invalid) and the reason."""
-        cache, arrays, lookup = self._cache, self._arrays, self.matcher.lookup
+    def entries(self, topics: pa.Array) -> tuple[list[IdArray], list[str | None]]:
+        """Per distinct topic (a string array; nulls allowed): the sorted subscriber ids (empty
+        when invalid) and the reason it is invalid (None when valid)."""
+        with _cyclic_gc_paused():
+            walker = self._walker
+            if walker is None:
+                return self._each(topics.to_pylist())
+            plain = walker.plain(topics)
+            if plain.all():
+                return self._walk(walker, topics), [None] * len(topics)
+            ids, reasons = self._each(topics.filter(pa.array(~plain)).to_pylist())
+            if not plain.any():
+                return ids, reasons
+            # Put the two parts back in order: the plain topics' results in their places.
+            walked = iter(self._walk(walker, topics.filter(pa.array(plain))))
+            others, other_reasons = iter(ids), iter(reasons)
+            out_ids: list[IdArray] = []
+            out_reasons: list[str | None] = []
+            for is_plain in plain.tolist():
+                if is_plain:
+                    out_ids.append(next(walked))
+                    out_reasons.append(None)
+                else:
+                    out_ids.append(next(others))
+                    out_reasons.append(next(other_reasons))
+            return out_ids, out_reasons
+
+    def _walk(self, walker: LevelWalker, topics: pa.Array) -> list[IdArray]:
+        """The ids of each plain topic, from the DFA state its words lead to."""
+        where, states = walker.states(topics)
+        by_state, subscribers = self._by_state, walker.subscribers
+        arrays: list[IdArray] = []
+        for state in states:
+            entry = by_state.get(state)
+            if entry is None:
+                if len(by_state) >= TOPIC_CACHE_SIZE:  # states the DFA had no room to keep
+                    by_state.clear()
+                entry = by_state[state] = self._array_of(subscribers(state))
+            arrays.append(entry)
+        return [arrays[i] for i in where.tolist()]
+
+    def _array_of(self, found: frozenset[Hashable]) -> IdArray:
+        """``found`` as a sorted int32 array, one array per distinct set."""
+        arrays = self._arrays
+        entry = arrays.get(found)
+        if entry is None:
+            if len(arrays) >= TOPIC_CACHE_SIZE:
+                arrays.clear()
+            entry = np.fromiter(sorted(found), np.int32, len(found)) if found else _EMPTY  # type: ignore[type-var]
+            arrays[found] = entry
+        return entry
+
+    def _each(self, topics: list[str | None]) -> tuple[list[IdArray], list[str | None]]:
+        """``entries`` one topic at a time, through ``Matcher.lookup`` and the topic cache."""
+        cache, array_of, lookup = self._cache, self._array_of, self.matcher.lookup
         known = cache.entries  # locals in the loop: it runs once per distinct topic of every batch
-        ids: list[np.ndarray[Any, np.dtype[np.int32]]] = []
+        ids: list[IdArray] = []
         reasons: list[str | None] = []
         add_ids, add_reason = ids.append, reasons.append
         for topic in topics:
             entry = known.get(topic) if topic is not None else _NULL_REASON
             if entry is None:
                 try:
-                    found = lookup(topic)  # type: ignore[arg-type]
+                    entry = array_of(lookup(topic))  # type: ignore[arg-type]
                 except InvalidTopicError as error:
                     entry = error.reason
-                else:
-                    entry = arrays.get(found)
-                    if entry is None:
-                        if len(arrays) >= TOPIC_CACHE_SIZE:
-                            arrays.clear()
-                        entry = np.fromiter(sorted(found), np.int32, len(found)) if found else _EMPTY  # type: ignore[type-var]
-                        arrays[found] = entry
                 if len(known) >= cache.limit:
                     cache.make_room()
                     known = cache.entries
@@ -191,14 +269,14 @@ def validator_for(dialect: str, pedantic: bool) -> Validator:
     return validator
 
 
-def _distinct(column: pa.Array) -> tuple[list[str | None], np.ndarray[Any, np.dtype[np.int32]]]:
-    """The distinct values (None last when there are nulls) and each row's index into them."""
+def _distinct(column: pa.Array) -> tuple[pa.Array, IdArray]:
+    """The distinct values (a null last when there are nulls) and each row's index into them."""
     encoded = pc.dictionary_encode(column)
-    values: list[str | None] = encoded.dictionary.to_pylist()
+    values = encoded.dictionary
     indices = encoded.indices
     if indices.null_count:
         indices = indices.fill_null(len(values))
-        values.append(None)
+        values = pa.concat_arrays([values, pa.nulls(1, values.type)])
     return values, indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
 
 
@@ -303,7 +381,7 @@ def quarantine_batch(
     if batch.num_rows == 0:
         return None
     topics, codes = _distinct(batch.column(topic_index))
-    reasons = validator.reasons(topics)
+    reasons = validator.reasons(topics.to_pylist())
     bad = np.fromiter((r is not None for r in reasons), bool, len(reasons))[codes]
     sizes = row_sizes(batch) if max_message_bytes else None
     oversize = sizes > max_message_bytes if sizes is not None else None

@@ -1,0 +1,92 @@
+"""The Python worker's own cost in a ``route`` job, without Spark: matching and expansion.
+
+Usage: ``.venv/bin/python benchmarks/worker_lookups.py DATA_DIR [ROUNDS]``
+(``DATA_DIR``: a case of ``topicmatch bench pipeline``, e.g. ``out/bench/pipeline/data/1Mx1k``;
+``ROUNDS`` default 5).
+
+One pass = what the workers of one cold ``route`` run do with every message: build the matcher
+from the shipped pairs, then ``route_batch`` on batches of 20,000 messages (the size the command
+line asks Spark for), all in this one process. Variants, alternated in every round, each on a
+fresh matcher, with two older matchers kept alive as a worker keeps its last versions:
+
+* ``levels``: as shipped: plain topics walked through the DFA together, level by level
+  (``topicmatch.spark._levels``), the cyclic garbage collector paused meanwhile;
+* ``one by one``: every topic through ``Matcher.lookup`` and the topic cache (the path taken
+  before the level walk, and still taken by topics that are not plain);
+* ``one by one, gc on``: the same with the collector left running (the path before both).
+
+Printed: median seconds of the build and of the pass, per variant, and their ratios.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
+import pyarrow.dataset as ds  # type: ignore[import-untyped, unused-ignore]
+
+from topicmatch.spark import _worker
+from topicmatch.spark._subscriptions import Subscriptions
+from topicmatch.spark._worker import Compiled, route_batch
+
+BATCH_ROWS = 20_000
+
+
+def main() -> None:
+    data, rounds = Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    table = Subscriptions.read(data / "subscriptions.parquet")
+    messages = ds.dataset(data / "messages").to_table()
+    topic_index = messages.schema.get_field_index("topic")
+    batches = messages.to_batches(max_chunksize=BATCH_ROWS)
+    payload = table.payload()
+    kept: list[Compiled] = []
+
+    def one_pass(walk: bool, gc_paused: bool) -> tuple[float, float]:
+        paused = _worker._cyclic_gc_paused
+        if not gc_paused:
+            _worker._cyclic_gc_paused = contextlib.nullcontext  # type: ignore[assignment]
+        try:
+            began = time.perf_counter()
+            compiled = Compiled(table.dialect, table.pedantic, payload)
+            built = time.perf_counter()
+            if not walk:
+                compiled._walker = None
+            values = compiled.subscribers_as(batches[0].schema.field(topic_index).type)
+            item = pa.field("element", values.type, nullable=False)
+            schema = batches[0].schema.append(pa.field("subscriber", pa.list_(item), nullable=False))
+            for batch in batches:
+                for _ in route_batch(batch, topic_index, compiled, schema, 1 << 20):
+                    pass
+            done = time.perf_counter()
+        finally:
+            _worker._cyclic_gc_paused = paused
+        kept.append(compiled)
+        del kept[:-3]
+        return built - began, done - built
+
+    variants: dict[str, Callable[[], tuple[float, float]]] = {
+        "levels": lambda: one_pass(True, True),
+        "one by one": lambda: one_pass(False, True),
+        "one by one, gc on": lambda: one_pass(False, False),
+    }
+    for run in variants.values():  # warm-up, and the older matchers a worker would keep
+        run()
+    results: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
+    for _ in range(rounds):
+        for name, run in variants.items():
+            results[name].append(run())
+    print(f"{data}: {messages.num_rows:,} messages, {len(table.patterns):,} subscriptions, {rounds} rounds")
+    base = statistics.median(r[1] for r in results["levels"])
+    for name, runs in results.items():
+        build = statistics.median(r[0] for r in runs)
+        work = statistics.median(r[1] for r in runs)
+        print(f"{name:18s} build {build:6.3f} s  pass {work:6.3f} s  ({work / base:4.2f}x levels)")
+
+
+if __name__ == "__main__":
+    main()
