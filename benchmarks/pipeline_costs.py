@@ -4,11 +4,14 @@ Usage: ``.venv/bin/python benchmarks/pipeline_costs.py DATA_DIR [ROUNDS [VARIANT
 (``DATA_DIR``: a case of ``topicmatch bench pipeline``, e.g. ``out/bench/pipeline/data/100kx10k``;
 ``ROUNDS`` default 5; the variants by name, default all).
 
-Variants, alternated in every round in one Spark session, each ``route`` cold in the workers:
+Variants, alternated in every round in one Spark session (each round starting one variant later,
+the JVM's heap collected before every run), each ``route`` cold in the workers:
 
 * ``route``: as ``topicmatch route`` writes (snappy, no dictionary);
 * ``route zstd``: the same with ``compression=zstd``;
 * ``route no stats``: the same with ``parquet.column.statistics.enabled=false``;
+* ``route one by one``: as ``route``, but every topic looked up one by one through
+  ``Matcher.lookup`` and the topic cache, as before the level walk (``topicmatch.spark._levels``);
 * ``route gc on``: as ``route``, but with Python's cyclic garbage collector left running while the
   workers build their matcher and look up cold topics (as before it was paused there, see
   ``_cyclic_gc_paused`` in ``topicmatch.spark._worker``);
@@ -62,6 +65,15 @@ class CollectorNotPaused(RouteFunction):
             _worker._cyclic_gc_paused = paused
 
 
+class OneByOne(RouteFunction):
+    """``RouteFunction`` looking every topic up one by one (no level walk: the "before")."""
+
+    def __call__(self, batches: Any) -> Any:
+        compiled = _worker.compiled_for(self.key, self.dialect, self.pedantic, self.payload)
+        compiled._walker = None  # the call below finds this very matcher in the worker's cache
+        yield from super().__call__(batches)
+
+
 def cpu_seconds() -> dict[str, float]:
     """CPU-seconds so far of every process, keyed by pid, labelled java or python."""
     tick = os.sysconf("SC_CLK_TCK")
@@ -105,8 +117,8 @@ def main() -> None:
     def routed() -> Any:
         return _route(messages, table, "topic", "subscriber", 1 << 20, cache_token=uuid.uuid4().hex)
 
-    def routed_gc_on() -> Any:
-        route_module.RouteFunction = CollectorNotPaused  # type: ignore[attr-defined]
+    def routed_by(function: type[RouteFunction]) -> Any:
+        route_module.RouteFunction = function  # type: ignore[attr-defined]
         try:
             return routed()
         finally:
@@ -116,7 +128,8 @@ def main() -> None:
         "route": (routed, base),
         "route zstd": (routed, {**base, "compression": "zstd"}),
         "route no stats": (routed, {**base, "parquet.column.statistics.enabled": "false"}),
-        "route gc on": (routed_gc_on, base),
+        "route gc on": (lambda: routed_by(CollectorNotPaused), base),
+        "route one by one": (lambda: routed_by(OneByOne), base),
         "transport": (
             lambda: messages.mapInArrow(constant_lists, listed).select(
                 *messages.columns, F.explode("subscribers").alias("subscriber")
@@ -136,6 +149,9 @@ def main() -> None:
     def run(name: str) -> tuple[float, float, float, int]:
         frame_of, options = variants[name]
         shutil.rmtree(out, ignore_errors=True)
+        # Start every run from a collected JVM heap: otherwise a variant pays for the garbage of
+        # the one before it (measured: whichever ran right after ``floor`` was ~10 % slower).
+        spark.sparkContext._jvm.System.gc()  # type: ignore[union-attr]
         before, began = cpu_seconds(), time.perf_counter()
         frame_of().write.options(**options).parquet(str(out))
         wall, after = time.perf_counter() - began, cpu_seconds()
@@ -148,8 +164,9 @@ def main() -> None:
     for name in variants:  # warm-up: JIT, Python workers
         run(name)
     results: dict[str, list[tuple[float, float, float, int]]] = {name: [] for name in variants}
-    for _ in range(rounds):
-        for name in variants:
+    names = list(variants)
+    for turn in range(rounds):  # each round starts one variant later: no variant always first
+        for name in names[turn % len(names) :] + names[: turn % len(names)]:
             results[name].append(run(name))
     print(f"{data} ({rounds} rounds, load average at the end {os.getloadavg()[0]:.1f})")
     for name, runs in results.items():

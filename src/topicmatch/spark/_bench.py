@@ -6,8 +6,8 @@ expand, write: the whole job) and, for the cases where it finishes in reasonable
 naive way (:mod:`._naive`). It checks that both wrote the same deliveries (count and two
 order-independent checksums of (offset, subscriber)), and reports the medians and rates.
 
-Every timed ``route`` run starts cold in the workers: a fresh cache key means the matcher is
-rebuilt and the topic cache is empty, as in a one-off batch job. One untimed warm-up run first
+Every timed ``route`` run starts cold in the workers: a fresh cache key means the matcher (and
+its DFA, and the topic cache) is rebuilt empty, as in a one-off batch job. One untimed warm-up run first
 (JVM, Python workers). Results go to ``DIR/report.md``, ``DIR/results.json`` and, with
 matplotlib, ``DIR/pipeline.png``; the generated data stays in ``DIR/data`` for the next run.
 

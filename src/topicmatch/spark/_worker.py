@@ -76,7 +76,7 @@ def _cyclic_gc_paused() -> Iterator[None]:
     allocations the collector runs anyway, and every few of those it traverses every object
     in the worker, including the matchers of the versions kept. Reference counting still
     frees what dies meanwhile; only cycles wait until the collector resumes. On the pipeline
-    benchmark's 100k x 10k case the collector took about a quarter of a worker's cold pass
+    benchmark's 100k x 10k case the collector took a quarter to a third of a worker's cold pass
     (benchmarks/worker_lookups.py, docs/pipeline.md).
     """
     if not gc.isenabled():  # paused by the caller already: leave it as it is
