@@ -76,7 +76,7 @@ def _cyclic_gc_paused() -> Iterator[None]:
     allocations the collector runs anyway, and every few of those it traverses every object
     in the worker, including the matchers of the versions kept. Reference counting still
     frees what dies meanwhile; only cycles wait until the collector resumes. On the pipeline
-    benchmark's 100k x 10k case the collector took a quarter to a third of a worker's cold pass
+    benchmark's 100k x 10k case the collector took a fifth to a third of a worker's cold pass
     (benchmarks/worker_lookups.py, docs/pipeline.md).
     """
     if not gc.isenabled():  # paused by the caller already: leave it as it is
@@ -199,14 +199,15 @@ class Compiled:
         """The ids of each plain topic, from the DFA state its words lead to."""
         where, states = walker.states(topics)
         by_state, subscribers = self._by_state, walker.subscribers
-        arrays: list[IdArray] = []
-        for state in states:
+        arrays: dict[int, IdArray] = {}
+        for i in np.unique(where).tolist():  # the states some topic ends in, not those passed
+            state = states[i]
             entry = by_state.get(state)
             if entry is None:
                 if len(by_state) >= TOPIC_CACHE_SIZE:  # states the DFA had no room to keep
                     by_state.clear()
                 entry = by_state[state] = self._array_of(subscribers(state))
-            arrays.append(entry)
+            arrays[i] = entry
         return [arrays[i] for i in where.tolist()]
 
     def _array_of(self, found: frozenset[Hashable]) -> IdArray:
