@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from ._errors import SparkPipelineError
 from ._io import (
@@ -70,6 +70,16 @@ class RouteJob:
     def summary_path(self) -> str:
         return self.out.rstrip("/") + "/summary.json"
 
+    def quarantine_of(self, messages: DataFrame) -> DataFrame:
+        """The messages this job cannot deliver, with the reason (batch or stream alike)."""
+        return quarantine(
+            messages,
+            topic_col=self.topic_col,
+            dialect=self.dialect,
+            pedantic=self.pedantic,
+            max_message_bytes=self.max_message_bytes,
+        )
+
     def load_subscriptions(self) -> Subscriptions:
         return Subscriptions.read(
             self.subscriptions,
@@ -119,14 +129,7 @@ def run_batch(
             write(deliveries, job.deliveries_path, job.format, job.partition_by)
         counts: Counts = stats.value.get((None, table.version)) or Counts(len(table.subscribers))
         if counts.invalid:
-            bad = quarantine(
-                frame,
-                topic_col=job.topic_col,
-                dialect=job.dialect,
-                pedantic=job.pedantic,
-                max_message_bytes=job.max_message_bytes,
-            )
-            write(bad, job.quarantine_path, job.format)
+            write(job.quarantine_of(frame), job.quarantine_path, job.format)
     except SPARK_ERRORS as error:
         for partial in (job.deliveries_path, job.quarantine_path):  # half-written: of no use to anyone
             fs.delete(partial)

@@ -40,7 +40,7 @@ from ._io import (
     writer_options,
 )
 from ._pipeline import RouteJob
-from ._route import _route, quarantine
+from ._route import _route
 from ._stats import Counts, StatsParam, top_subscribers
 from ._subscriptions import Subscriptions, fingerprint
 from ._summary import Summary
@@ -150,13 +150,7 @@ class StreamRouter:
         job = self.job
         queries: list[StreamingQuery] = []
         try:
-            bad = quarantine(
-                source,
-                topic_col=job.topic_col,
-                dialect=job.dialect,
-                pedantic=job.pedantic,
-                max_message_bytes=job.max_message_bytes,
-            )
+            bad = job.quarantine_of(source)
             check_output_format(bad.schema, job.format)
             queries.append(self._start(bad, job.quarantine_path, "quarantine"))
             while True:
