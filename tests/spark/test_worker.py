@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import gc
 import pickle
+import tracemalloc
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from topicmatch.spark import Subscriptions
@@ -156,3 +158,60 @@ def test_counts_and_their_sum() -> None:
     total = param.addInPlace(total, {(None, "v"): pickle.loads(pickle.dumps(counts))})
     assert total[None, "v"].per_subscriber.tolist() == [6, 4]
     assert total[None, "v"].messages == 10
+
+
+def test_a_big_fan_out_is_expanded_piece_by_piece_in_bounded_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 2,000 messages x 200 subscribers = 400,000 deliveries in one input batch. Expanding the
+    # whole batch at once held arrays of one entry per delivery (3.2 MB each in int64: 9.7 MB
+    # traced at the peak); piece by piece, nothing is much larger than a piece (1,000 values
+    # here) or than what the batch's 2,000 rows take anyway (their topics as Python strings
+    # in the walk: about 0.4 MB traced).
+    table = Subscriptions.from_pairs([("#", f"s{i}") for i in range(200)])
+    batch = _batch([f"t.{i}" for i in range(2000)], payload=1)
+    compiled = worker.Compiled("amqp", False, table.payload())
+    monkeypatch.setattr(worker, "MAX_LIST_VALUES", 1000)
+    list(worker.route_batch(batch, 1, compiled, _schema(batch), 1 << 20))  # the topics, learnt
+    counts = Counts(len(table.subscribers))
+    pieces = worker.route_batch(batch, 1, compiled, _schema(batch), 1 << 20, counts)
+    tracemalloc.start()
+    try:
+        sizes = [len(piece.column("subscriber").values) for piece in pieces]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert sizes == [1000] * 400
+    assert peak < 1_000_000, f"{peak:,} bytes traced at the peak"
+    assert counts.deliveries == 400_000
+    assert counts.per_subscriber.tolist() == [2000] * 200
+
+
+def test_long_subscriber_names_make_pieces_with_fewer_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    names = [f"{i:02d}" + "n" * 98 for i in range(10)]  # 100 bytes each
+    table = Subscriptions.from_pairs([("a.*", name) for name in names])
+    batch = _batch(["a.b"] * 7)
+    whole = _route(table, batch, "t-long")
+    monkeypatch.setattr(worker, "MAX_LIST_BYTES", 2500)  # 25 names: 2 rows of 10 per piece
+    compiled = worker.compiled_for("t-long", "amqp", False, table.payload())
+    assert compiled.values_per_piece == 25
+    pieces = list(worker.route_batch(batch, 1, compiled, _schema(batch), 1 << 20))
+    assert [p.num_rows for p in pieces] == [2, 2, 2, 1]
+    assert all(pc.sum(pc.binary_length(p.column("subscriber").values)).as_py() <= 2500 for p in pieces)
+    assert _route(table, batch, "t-long") == whole == [(r, name) for r in range(7) for name in names]
+
+
+def test_an_oversize_message_keeps_its_place_with_no_subscriber() -> None:
+    table = Subscriptions.from_pairs([("a", "x"), ("#", "y")])
+    batch = pa.RecordBatch.from_pydict(
+        {
+            "offset": pa.array([0, 1, 2], pa.int64()),
+            "topic": pa.array(["a", "a", "b"], pa.string()),
+            "payload": pa.array(["p", "p" * 100, "p"], pa.string()),
+        }
+    )
+    compiled = worker.compiled_for("t-oversize", "amqp", False, table.payload())
+    counts = Counts(len(table.subscribers))
+    (piece,) = worker.route_batch(batch, 1, compiled, _schema(batch), 50, counts)
+    assert piece.column("offset").to_pylist() == [0, 1, 2]
+    assert piece.column("subscriber").to_pylist() == [["x", "y"], [], ["y"]]
+    assert counts.as_dict() == {"messages": 3, "deliveries": 3, "unmatched": 0, "invalid": 1}
+    assert counts.per_subscriber.tolist() == [1, 2]

@@ -10,16 +10,18 @@ Per Arrow batch (``mapInArrow`` hands the worker an iterator of them):
    (:mod:`._levels`); the DFA keeps what it learnt across batches and tasks (Spark reuses its
    Python workers). The rest go one by one through ``Matcher.lookup`` and a topic cache. Equal
    results share one array (the DFA often ends many topics in the same state).
-3. Expand without a loop per row: ``per_row = lengths[codes]``; ``np.repeat`` over the
-   per-topic arrays gives every delivery's subscriber id, one ``Array.take`` their values, and
-   ``cumsum(per_row)`` the row ends of a list column: each message goes back to the JVM once,
-   with the list of its subscribers, and ``route`` explodes the list into one row per delivery.
+3. Expand without a loop per row, piece by piece of bounded size (:func:`route_batch`): the
+   distinct topics of a piece become a small list array of their subscribers, and one Arrow
+   ``take`` of it by the rows' topic codes is the piece's list column. Each message goes back
+   to the JVM once, with the list of its subscribers, and ``route`` explodes the list into one
+   row per delivery.
 
 Why explode in the JVM rather than build the delivery rows here (``RecordBatch.take`` of every
 column, once per subscriber): the message columns then cross the Python boundary once instead
 of once per delivery; on the 1M x 1k benchmark this took 11 % less CPU in total
-(docs/pipeline.md). The JVM generates the delivery rows one at a time, so a big fan-out never
-builds a big batch; the list column is cut at :data:`MAX_LIST_VALUES` values per batch.
+(docs/pipeline.md). The JVM generates the delivery rows one at a time, and the worker cuts its
+output at :data:`MAX_LIST_VALUES` values (and :data:`MAX_LIST_BYTES` bytes) per batch, building
+nothing larger meanwhile: a big fan-out never builds a big batch on either side.
 """
 
 from __future__ import annotations
@@ -56,6 +58,9 @@ __all__ = [
 
 #: Most subscriber values in the list column of one output batch (Arrow lists hold < 2**31).
 MAX_LIST_VALUES = 1 << 22
+#: Most bytes of subscriber values in one output batch (Arrow strings hold < 2 GiB): with long
+#: subscriber names, a batch holds fewer values (see :attr:`Compiled.values_per_piece`).
+MAX_LIST_BYTES = 1 << 30
 #: Distinct topics remembered per worker and version; the older half is dropped when full.
 TOPIC_CACHE_SIZE = 1 << 18
 #: Subscriptions versions kept per worker process (a stream moves from one version to the next).
@@ -63,6 +68,7 @@ KEEP_VERSIONS = 3
 
 IntArray = np.ndarray[Any, np.dtype[np.int64]]
 IdArray = np.ndarray[Any, np.dtype[np.int32]]
+BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
 _EMPTY = np.zeros(0, dtype=np.int32)
 _NULL_REASON = "the topic is null"
 
@@ -138,7 +144,7 @@ class Validator:
 class Compiled:
     """The matcher of one subscriptions version in one worker process, and its caches."""
 
-    __slots__ = ("_arrays", "_by_state", "_cache", "_typed", "_walker", "matcher", "subscribers")
+    __slots__ = ("_arrays", "_by_state", "_cache", "_longest", "_typed", "_walker", "matcher", "subscribers")
 
     def __init__(self, dialect: str, pedantic: bool, payload: bytes) -> None:
         patterns, ids, subscribers = unpack_payload(payload)
@@ -149,6 +155,7 @@ class Compiled:
             for pattern, sid in zip(patterns, ids.tolist(), strict=True):
                 subscribe(pattern, sid)
         self.subscribers: pa.Array = subscribers
+        self._longest = _longest_value(subscribers)
         self._typed: dict[pa.DataType, pa.Array] = {}
         self._cache = _TopicCache(TOPIC_CACHE_SIZE)
         self._arrays: dict[frozenset[Hashable], IdArray] = {}
@@ -157,6 +164,12 @@ class Compiled:
         index = self.matcher._index
         dfa = index.stable_dfa() if isinstance(index, TrieIndex) else None
         self._walker = LevelWalker(make_dialect(dialect, pedantic=pedantic), dfa) if dfa else None
+
+    @property
+    def values_per_piece(self) -> int:
+        """Most subscriber values per output batch: within both :data:`MAX_LIST_VALUES` and
+        :data:`MAX_LIST_BYTES` even when every value is the longest subscriber."""
+        return max(1, min(MAX_LIST_VALUES, MAX_LIST_BYTES // self._longest))
 
     def subscribers_as(self, string_type: pa.DataType) -> pa.Array:
         """The subscriber values, with strings in the same Arrow type as the topics."""
@@ -248,6 +261,15 @@ class Compiled:
         return ids, reasons
 
 
+def _longest_value(values: pa.Array) -> int:
+    """Bytes of the longest value (strings and binaries), or 8 (integers); at least 1."""
+    kind = values.type
+    if not (pa.types.is_string(kind) or pa.types.is_binary(kind) or pa.types.is_large_string(kind)):
+        return 8
+    longest = pc.max(pc.binary_length(values)).as_py() if len(values) else 0
+    return max(1, longest or 0)
+
+
 _COMPILED: dict[str, Compiled] = {}
 _VALIDATORS: dict[tuple[str, bool], Validator] = {}
 
@@ -313,12 +335,17 @@ def route_batch(
 ) -> Iterator[pa.RecordBatch]:
     """Each message of the batch with the list of its subscribers (the new last column).
 
-    The list is built for all rows at once: ``np.repeat`` over the per-topic subscriber arrays
-    gives every delivery's subscriber id, one ``take`` their values, and the row ends of the
-    list column are ``cumsum(per_row)``. Messages without subscribers (unmatched, invalid,
-    over ``max_message_bytes``; 0 means no limit) get an empty list, and when they are the
-    majority they are left out here already. ``counts`` (optional) is updated with the figures.
-    A batch whose lists would hold more than :data:`MAX_LIST_VALUES` values is cut in pieces.
+    Messages without subscribers (unmatched, invalid, over ``max_message_bytes``; 0 means no
+    limit) get an empty list, and when they are the majority they are left out here already.
+    ``counts`` (optional) is updated with the figures.
+
+    The rows go out in pieces of at most :meth:`Compiled.values_per_piece` subscriber values
+    (at least one row each), and nothing here grows with more than one piece: per piece, the
+    distinct topics of its rows form a small list array (each topic's subscribers once), and one
+    Arrow ``take`` of that array by the rows' topic codes builds the piece's list column. Every
+    distinct topic in a piece has at least one row there, so that small array is never larger
+    than the piece. (Expanding the whole batch first, as this did before, held arrays of one
+    entry per delivery: 20,000 messages with 10,000 subscribers each is 200 M entries.)
     """
     n = batch.num_rows
     if n == 0:
@@ -330,45 +357,51 @@ def route_batch(
     oversize = row_sizes(batch) > max_message_bytes if max_message_bytes else None
     if oversize is not None and oversize.any():
         per_row[oversize] = 0
-    else:
-        oversize = None
+        # An oversize row points at an extra, empty entry: it keeps its place with no subscriber.
+        codes = np.where(oversize, len(arrays), codes).astype(np.int32)
+        arrays = [*arrays, _EMPTY]
+        lengths = np.append(lengths, 0)
     total = int(per_row.sum())
-    flat = np.concatenate(arrays)
     if counts is not None:
-        invalid = np.fromiter((r is not None for r in reasons), bool, len(reasons))[codes]
-        if oversize is not None:
-            invalid |= oversize
-        unmatched = int(np.count_nonzero((per_row == 0) & ~invalid))
-        counts.add_batch(n, total, unmatched, int(invalid.sum()))
-        if total:
-            # Deliveries per subscriber = rows per topic, spread over each topic's subscribers.
-            per_topic = np.bincount(codes if oversize is None else codes[~oversize], minlength=len(arrays))
-            counts.add_subscribers(flat, np.repeat(per_topic, lengths))
+        invalid = _invalid_rows(reasons, codes)
+        counts.add_batch(n, total, int(np.count_nonzero((per_row == 0) & ~invalid)), int(invalid.sum()))
     if total == 0:
         return
     if np.count_nonzero(per_row) * 2 < n:  # mostly empty lists: not worth sending back
         kept = np.flatnonzero(per_row)
         batch, per_row, codes = batch.take(pa.array(kept)), per_row[kept], codes[kept]
         n = len(kept)
-    starts = np.zeros(len(arrays), dtype=np.int64)
-    np.cumsum(lengths[:-1], out=starts[1:])
     ends = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(per_row, out=ends[1:])
-    within = np.arange(total, dtype=np.int64) - np.repeat(ends[:-1], per_row)
-    subscriber_ids = flat[np.repeat(starts[codes], per_row) + within]
-    values = compiled.subscribers_as(batch.column(topic_index).type).take(pa.array(subscriber_ids))
+    values = compiled.subscribers_as(batch.column(topic_index).type)
     list_type = out_schema.field(len(out_schema) - 1).type
+    limit = compiled.values_per_piece
     first = 0
     while first < n:
-        # The rows [first, last) hold at most MAX_LIST_VALUES values (at least one row).
-        last = int(np.searchsorted(ends, ends[first] + MAX_LIST_VALUES, side="right")) - 1
+        # The rows [first, last) hold at most `limit` values (at least one row).
+        last = int(np.searchsorted(ends, ends[first] + limit, side="right")) - 1
         last = min(n, max(last, first + 1))
-        offsets = pa.array((ends[first : last + 1] - ends[first]).astype(np.int32))
-        some = values.slice(ends[first], ends[last] - ends[first])
-        lists = pa.ListArray.from_arrays(offsets, some, type=list_type)
+        used, local = np.unique(codes[first:last], return_inverse=True)
+        used_lengths = lengths[used]
+        ids = np.concatenate([arrays[i] for i in used.tolist()])
+        if counts is not None:
+            rows_per_topic = np.bincount(local, minlength=len(used))
+            counts.add_subscribers(ids, np.repeat(rows_per_topic, used_lengths))
+        offsets = np.zeros(len(used) + 1, dtype=np.int32)
+        np.cumsum(used_lengths, out=offsets[1:])
+        per_topic = pa.ListArray.from_arrays(pa.array(offsets), values.take(pa.array(ids)), type=list_type)
+        lists = per_topic.take(pa.array(local.astype(np.int32, copy=False)))
         piece = batch.slice(first, last - first)
         yield pa.RecordBatch.from_arrays([*piece.columns, lists], schema=out_schema)
         first = last
+
+
+def _invalid_rows(reasons: list[str | None], codes: IdArray) -> BoolArray:
+    """Per row: its topic is invalid, or it is over the size limit (its code is then the extra
+    entry past the topics, see :func:`route_batch`)."""
+    invalid = np.ones(len(reasons) + 1, dtype=bool)
+    invalid[:-1] = np.fromiter((r is not None for r in reasons), bool, len(reasons))
+    return invalid[codes]
 
 
 def quarantine_batch(
