@@ -11,6 +11,9 @@ fresh matcher, with two older matchers kept alive as a worker keeps its last ver
 
 * ``levels``: as shipped: plain topics walked through the DFA together, level by level
   (``topicmatch.spark._levels``), the cyclic garbage collector paused meanwhile;
+* ``levels, generic steps``: the same with the DFA's cold steps taken as they were before each
+  state kept its fixed part and children dicts (:meth:`topicmatch._dfa.DFA._step`): the trie's
+  ``step`` over every node of the state, and a new set per step;
 * ``one by one``: every topic through ``Matcher.lookup`` and the topic cache (the path taken
   before the level walk, and still taken by topics that are not plain);
 * ``one by one, gc on``: the same with the collector left running (the path before both).
@@ -30,11 +33,21 @@ from pathlib import Path
 import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.dataset as ds  # type: ignore[import-untyped, unused-ignore]
 
+from topicmatch._dfa import DFA, _State
 from topicmatch.spark import _worker
 from topicmatch.spark._subscriptions import Subscriptions
 from topicmatch.spark._worker import Compiled, route_batch
 
 BATCH_ROWS = 20_000
+
+
+def generic_step(self: DFA, state: _State, word: str) -> _State:
+    """``DFA._step`` before the split: one ``_trie.step`` over all the nodes, then the lookup."""
+    nodes = state.nodes
+    if not nodes:
+        return state
+    dollar = state.first and self.dollar_rule and word[:1] == "$"
+    return self._remember(state, word, self.step(nodes, word, nodes[0] if dollar else None))
 
 
 def main() -> None:
@@ -46,8 +59,10 @@ def main() -> None:
     payload = table.payload()
     kept: list[Compiled] = []
 
-    def one_pass(walk: bool, gc_paused: bool) -> tuple[float, float]:
-        paused = _worker._cyclic_gc_paused
+    def one_pass(walk: bool, gc_paused: bool, generic: bool = False) -> tuple[float, float]:
+        paused, stepper = _worker._cyclic_gc_paused, DFA._step
+        if generic:
+            DFA._step = generic_step  # type: ignore[method-assign]
         if not gc_paused:
             _worker._cyclic_gc_paused = contextlib.nullcontext  # type: ignore[assignment]
         try:
@@ -65,12 +80,14 @@ def main() -> None:
             done = time.perf_counter()
         finally:
             _worker._cyclic_gc_paused = paused
+            DFA._step = stepper  # type: ignore[method-assign]
         kept.append(compiled)
         del kept[:-3]
         return built - began, done - built
 
     variants: dict[str, Callable[[], tuple[float, float]]] = {
         "levels": lambda: one_pass(True, True),
+        "levels, generic steps": lambda: one_pass(True, True, generic=True),
         "one by one": lambda: one_pass(False, True),
         "one by one, gc on": lambda: one_pass(False, False),
     }
@@ -85,7 +102,7 @@ def main() -> None:
     for name, runs in results.items():
         build = statistics.median(r[0] for r in runs)
         work = statistics.median(r[1] for r in runs)
-        print(f"{name:18s} build {build:6.3f} s  pass {work:6.3f} s  ({work / base:4.2f}x levels)")
+        print(f"{name:22s} build {build:6.3f} s  pass {work:6.3f} s  ({work / base:4.2f}x levels)")
 
 
 if __name__ == "__main__":

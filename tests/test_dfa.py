@@ -43,3 +43,25 @@ def test_every_write_replaces_the_dfa() -> None:
     m.unsubscribe("a.*", 1)
     assert m.lookup("a.b") == {2}
     assert m._index._version % 2 == 0  # type: ignore[attr-defined]
+
+
+@given(st.data())
+def test_every_learnt_transition_is_one_step_of_the_trie_walk(data: st.DataObject) -> None:
+    # The DFA steps with each state's fixed part and children dicts (and one "otherwise" state
+    # for words no literal child has): the node set it reaches must be exactly _trie.step's.
+    dialect = data.draw(st.sampled_from(DIALECTS))
+    d = make_dialect(dialect)
+    pairs = data.draw(st.lists(st.tuples(PATTERNS[dialect](), st.integers(0, 3)), max_size=15))
+    topics = data.draw(st.lists(TOPICS[dialect](), min_size=1, max_size=12))
+    index = TrieIndex(d.dollar_rule, dfa=True)
+    for pattern, subscriber in pairs:
+        index.add(pattern, d.parse_pattern(pattern), subscriber)
+    dfa = DFA(index._root, d.dollar_rule, step)
+    for topic in topics:
+        words = d.parse_topic(topic)
+        if words is not None:
+            dfa.match(words)
+    for state in list(dfa.states.values()):
+        for word, target in state.next.items():
+            dollar = state.first and d.dollar_rule and word[:1] == "$"
+            assert set(target.nodes) == set(step(state.nodes, word, state.nodes[0] if dollar else None))

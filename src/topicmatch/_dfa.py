@@ -38,13 +38,18 @@ MAX_TRANSITIONS = 100_000
 
 
 class _State:
-    __slots__ = ("first", "next", "nodes", "subs")
+    __slots__ = ("children", "first", "fixed", "next", "nodes", "otherwise", "subs")
 
     def __init__(self, nodes: tuple[_Node, ...], first: bool = False) -> None:
         self.nodes = nodes
         self.first = first  # the initial state: the only one where MQTT's '$' rule applies
         self.next: dict[str, _State] = {}
         self.subs: frozenset[Hashable] | None = None if nodes else EMPTY
+        # The step split in two, computed on the first step from here (see DFA._step): the
+        # nodes alive after *any* word, and the literal-children dicts to look the word up in.
+        self.fixed: tuple[_Node, ...] | None = None
+        self.children: tuple[dict[str, _Node], ...] = ()
+        self.otherwise: _State | None = None  # the state after a word no literal child has
 
 
 class DFA:
@@ -88,12 +93,65 @@ class DFA:
         return subs
 
     def _step(self, state: _State, word: str) -> _State:
-        """One step of the trie walk from ``state`` on ``word``; remembered while there is room."""
+        """One step of the trie walk from ``state`` on ``word``; remembered while there is room.
+
+        A step from a set of trie nodes is, for any word, the same *fixed* part (the ``#`` nodes,
+        which absorb the word, and every ``*`` child, each with its own ``#`` child) plus the
+        literal children named ``word`` (each with its ``#`` child): this is ``_trie.step``
+        rearranged. Each state keeps its fixed part and its nodes' children dicts, so a cold
+        step costs a dict lookup per dict; and a word that no dict holds (most words, in a
+        state that ``#`` or ``*`` patterns keep wide) leads to one state per source state,
+        ``otherwise``, found without building a set (benchmarks/worker_lookups.py: the cold pass
+        of the pipeline benchmark's 100k x 10k case, docs/implementation.md).
+        """
         nodes = state.nodes
         if not nodes:
             return state  # dead: nothing can match any more
-        dollar = state.first and self.dollar_rule and word[:1] == "$"
-        alive = self.step(nodes, word, nodes[0] if dollar else None)  # nodes[0]: the root, if first
+        if state.first and self.dollar_rule and word[:1] == "$":
+            # MQTT's '$' rule: only the root's literal branch (nodes[0] is the root).
+            return self._remember(state, word, self.step(nodes, word, nodes[0]))
+        fixed = state.fixed
+        if fixed is None:
+            fixed, state.children = self._split(nodes)
+            state.fixed = fixed
+        alive: dict[_Node, None] | None = None
+        for children in state.children:
+            child = children.get(word)
+            if child is not None:
+                if alive is None:
+                    alive = dict.fromkeys(fixed)
+                alive[child] = None
+                if child.hash is not None:
+                    alive[child.hash] = None
+        if alive is not None:
+            return self._remember(state, word, alive)
+        target = state.otherwise
+        if target is None:
+            target = self._remember(state, word, dict.fromkeys(fixed))
+            if self.transitions < self.max_transitions:
+                state.otherwise = target
+            return target
+        if self.transitions < self.max_transitions:
+            state.next[word] = target
+            self.transitions += 1  # approximate under races; it only bounds memory
+        return target
+
+    @staticmethod
+    def _split(nodes: tuple[_Node, ...]) -> tuple[tuple[_Node, ...], tuple[dict[str, _Node], ...]]:
+        """The fixed part of a step from ``nodes`` and the children dicts to look words up in."""
+        fixed: dict[_Node, None] = {}
+        for node in nodes:
+            if node.is_hash:
+                fixed[node] = None
+            star = node.star
+            if star is not None:
+                fixed[star] = None
+                if star.hash is not None:
+                    fixed[star.hash] = None
+        return tuple(fixed), tuple(node.children for node in nodes if node.children)
+
+    def _remember(self, state: _State, word: str, alive: dict[_Node, None]) -> _State:
+        """The state of the node set ``alive``, reached from ``state`` by ``word``."""
         key = frozenset(alive)
         target = self.states.get(key)
         room = self.transitions < self.max_transitions
