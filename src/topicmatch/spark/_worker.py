@@ -261,10 +261,19 @@ class Compiled:
         return ids, reasons
 
 
+def _is_bytes(kind: pa.DataType) -> bool:
+    """Strings and binaries, of either offset width: the types whose values have a length."""
+    return bool(
+        pa.types.is_string(kind)
+        or pa.types.is_large_string(kind)
+        or pa.types.is_binary(kind)
+        or pa.types.is_large_binary(kind)
+    )
+
+
 def _longest_value(values: pa.Array) -> int:
     """Bytes of the longest value (strings and binaries), or 8 (integers); at least 1."""
-    kind = values.type
-    if not (pa.types.is_string(kind) or pa.types.is_binary(kind) or pa.types.is_large_string(kind)):
+    if not _is_bytes(values.type):
         return 8
     longest = pc.max(pc.binary_length(values)).as_py() if len(values) else 0
     return max(1, longest or 0)
@@ -308,13 +317,7 @@ def row_sizes(batch: pa.RecordBatch) -> IntArray:
     sizes = np.zeros(batch.num_rows, dtype=np.int64)
     fixed = 0
     for column in batch.columns:
-        kind = column.type
-        if (
-            pa.types.is_string(kind)
-            or pa.types.is_large_string(kind)
-            or pa.types.is_binary(kind)
-            or pa.types.is_large_binary(kind)
-        ):
+        if _is_bytes(column.type):
             sizes += pc.binary_length(column).fill_null(0).to_numpy(zero_copy_only=False)
         else:
             fixed += 8
