@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from topicmatch import DIALECTS, Matcher, make_dialect
+from topicmatch import DIALECTS, Dialect, Matcher, make_dialect
 from topicmatch._dfa import DFA
 from topicmatch._trie import TrieIndex, step
 
@@ -13,8 +13,8 @@ from .reference import MATCHES
 from .strategies import PATTERNS, TOPICS
 
 
-@given(st.data(), st.integers(0, 6))
-def test_dfa_with_any_budget_equals_the_reference(data: st.DataObject, budget: int) -> None:
+def _draw_trie(data: st.DataObject) -> tuple[str, Dialect, list[tuple[str, int]], list[str], TrieIndex]:
+    """A dialect, some (pattern, subscriber) pairs in a trie, and topics to look up."""
     dialect = data.draw(st.sampled_from(DIALECTS))
     d = make_dialect(dialect)
     pairs = data.draw(st.lists(st.tuples(PATTERNS[dialect](), st.integers(0, 3)), max_size=15))
@@ -22,6 +22,12 @@ def test_dfa_with_any_budget_equals_the_reference(data: st.DataObject, budget: i
     index = TrieIndex(d.dollar_rule, dfa=True)
     for pattern, subscriber in pairs:
         index.add(pattern, d.parse_pattern(pattern), subscriber)
+    return dialect, d, pairs, topics, index
+
+
+@given(st.data(), st.integers(0, 6))
+def test_dfa_with_any_budget_equals_the_reference(data: st.DataObject, budget: int) -> None:
+    dialect, d, pairs, topics, index = _draw_trie(data)
     dfa = DFA(index._root, d.dollar_rule, step, max_transitions=budget)  # a budget of 0 learns nothing
     for topic in topics * 2:  # twice: the second pass reads what the first one learned
         words = d.parse_topic(topic)
@@ -49,13 +55,7 @@ def test_every_write_replaces_the_dfa() -> None:
 def test_every_learnt_transition_is_one_step_of_the_trie_walk(data: st.DataObject) -> None:
     # The DFA steps with each state's fixed part and children dicts (and one "otherwise" state
     # for words no literal child has): the node set it reaches must be exactly _trie.step's.
-    dialect = data.draw(st.sampled_from(DIALECTS))
-    d = make_dialect(dialect)
-    pairs = data.draw(st.lists(st.tuples(PATTERNS[dialect](), st.integers(0, 3)), max_size=15))
-    topics = data.draw(st.lists(TOPICS[dialect](), min_size=1, max_size=12))
-    index = TrieIndex(d.dollar_rule, dfa=True)
-    for pattern, subscriber in pairs:
-        index.add(pattern, d.parse_pattern(pattern), subscriber)
+    _, d, _, topics, index = _draw_trie(data)
     dfa = DFA(index._root, d.dollar_rule, step)
     for topic in topics:
         words = d.parse_topic(topic)
