@@ -33,7 +33,10 @@ Step: TypeAlias = "Callable[[Iterable[_Node], str, _Node | None], dict[_Node, No
 
 __all__ = ["DFA"]
 
-#: Transitions (and states) kept at most: about 100 bytes each, so about 10 MB at most.
+#: Transitions (and states) kept at most. A transition is one dict entry; a state holds its set of
+#: live trie nodes about three times over (its tuple, its frozenset key, its step's fixed part and
+#: children dicts), so memory grows with how wide the states are: many ``#`` and ``*`` patterns
+#: alive at once make wide states.
 MAX_TRANSITIONS = 100_000
 
 
