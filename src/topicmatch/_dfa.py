@@ -134,9 +134,7 @@ class DFA:
             if self.transitions < self.max_transitions:
                 state.otherwise = target
             return target
-        if self.transitions < self.max_transitions:
-            state.next[word] = target
-            self.transitions += 1  # approximate under races; it only bounds memory
+        self._link(state, word, target)
         return target
 
     @staticmethod
@@ -162,7 +160,11 @@ class DFA:
             target = _State(tuple(alive))
             if room:
                 target = self.states.setdefault(key, target)
-        if room:
+        self._link(state, word, target)
+        return target
+
+    def _link(self, state: _State, word: str, target: _State) -> None:
+        """Remember the transition ``state`` --``word``--> ``target`` while there is room."""
+        if self.transitions < self.max_transitions:
             state.next[word] = target
             self.transitions += 1  # approximate under races; it only bounds memory
-        return target
