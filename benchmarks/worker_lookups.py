@@ -14,6 +14,8 @@ fresh matcher, with two older matchers kept alive as a worker keeps its last ver
 * ``levels, generic steps``: the same with the DFA's cold steps taken as they were before each
   state kept its fixed part and children dicts (:meth:`topicmatch._dfa.DFA._step`): the trie's
   ``step`` over every node of the state, and a new set per step;
+* ``levels, np.unique``: the same with ``np.unique(keys, return_inverse=True)`` (a sort) where
+  the shipped code factorizes with Arrow's hash table (``topicmatch.spark._levels.factorize``);
 * ``one by one``: every topic through ``Matcher.lookup`` and the topic cache (the path taken
   before the level walk, and still taken by topics that are not plain);
 * ``one by one, gc on``: the same with the collector left running (the path before both).
@@ -29,12 +31,14 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.dataset as ds  # type: ignore[import-untyped, unused-ignore]
 
 from topicmatch._dfa import DFA, _State
-from topicmatch.spark import _worker
+from topicmatch.spark import _levels, _worker
 from topicmatch.spark._subscriptions import Subscriptions
 from topicmatch.spark._worker import Compiled, route_batch
 
@@ -50,6 +54,11 @@ def generic_step(self: DFA, state: _State, word: str) -> _State:
     return self._remember(state, word, self.step(nodes, word, nodes[0] if dollar else None))
 
 
+def sorted_factorize(keys: Any) -> tuple[Any, Any]:
+    """``factorize`` as it was: ``np.unique`` with the inverse, which sorts the keys."""
+    return np.unique(keys, return_inverse=True)  # type: ignore[no-any-return]
+
+
 def main() -> None:
     data, rounds = Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 5
     table = Subscriptions.read(data / "subscriptions.parquet")
@@ -59,10 +68,14 @@ def main() -> None:
     payload = table.payload()
     kept: list[Compiled] = []
 
-    def one_pass(walk: bool, gc_paused: bool, generic: bool = False) -> tuple[float, float]:
-        paused, stepper = _worker._cyclic_gc_paused, DFA._step
+    def one_pass(
+        walk: bool, gc_paused: bool, generic: bool = False, sort: bool = False
+    ) -> tuple[float, float]:
+        paused, stepper, factorize = _worker._cyclic_gc_paused, DFA._step, _levels.factorize
         if generic:
             DFA._step = generic_step  # type: ignore[method-assign]
+        if sort:
+            _levels.factorize = _worker.factorize = sorted_factorize
         if not gc_paused:
             _worker._cyclic_gc_paused = contextlib.nullcontext  # type: ignore[assignment]
         try:
@@ -81,6 +94,7 @@ def main() -> None:
         finally:
             _worker._cyclic_gc_paused = paused
             DFA._step = stepper  # type: ignore[method-assign]
+            _levels.factorize = _worker.factorize = factorize
         kept.append(compiled)
         del kept[:-3]
         return built - began, done - built
@@ -88,6 +102,7 @@ def main() -> None:
     variants: dict[str, Callable[[], tuple[float, float]]] = {
         "levels": lambda: one_pass(True, True),
         "levels, generic steps": lambda: one_pass(True, True, generic=True),
+        "levels, np.unique": lambda: one_pass(True, True, sort=True),
         "one by one": lambda: one_pass(False, True),
         "one by one, gc on": lambda: one_pass(False, False),
     }

@@ -124,6 +124,22 @@ def test_a_new_version_gets_a_new_matcher() -> None:
     )
 
 
+def test_old_versions_go_when_a_task_is_done() -> None:
+    tables = [Subscriptions.from_pairs([("a", f"s{i}")]) for i in range(worker.KEEP_VERSIONS + 2)]
+    for table in tables:  # each version a task of its own, as a stream moving on
+        before = list(worker._COMPILED)
+        function = worker.RouteFunction(table.version, "amqp", False, table.payload(), 1, "subscriber", 0)
+        outputs = function(iter([_batch(["a"])]))
+        assert next(outputs).column("subscriber").to_pylist() == [[table.subscribers[0].as_py()]]
+        # While the task runs, its matcher is the newest and no older one has been freed yet.
+        assert list(worker._COMPILED) == [*before, table.version]
+        assert list(outputs) == []
+        assert len(worker._COMPILED) <= worker.KEEP_VERSIONS
+    kept = [t.version for t in tables[-worker.KEEP_VERSIONS :]]
+    assert list(worker._COMPILED)[-worker.KEEP_VERSIONS :] == kept
+    assert tables[0].version not in worker._COMPILED
+
+
 def test_big_lists_are_cut_into_bounded_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     table = Subscriptions.from_pairs(
         [(p, f"s{i}") for i, p in enumerate(["a.b", "a.*", "#", "*.b", "a.#"] * 3)]

@@ -12,9 +12,9 @@ runs in Arrow instead, and Python only handles each distinct (state, word) *pair
    per-topic path, which also gives the reason of an invalid topic.
 2. :meth:`LevelWalker.states` splits the plain topics into words (``split_pattern``), then, for
    word position 0, 1, 2...: dictionary-encodes the words at that position, forms one integer
-   key per topic from its current state and its word, and ``np.unique`` leaves the distinct
-   pairs; each pair takes one DFA transition (a dict access once the DFA knows it), and the
-   ``inverse`` of ``np.unique`` carries the new states back to the topics.
+   key per topic from its current state and its word, and :func:`factorize` leaves the
+   distinct pairs; each pair takes one DFA transition (a dict access once the DFA knows it),
+   and each topic's index into the pairs carries the new states back to the topics.
 
 Topics sharing a prefix share the pairs of that prefix, and a pair already in the DFA costs a
 dict access: the DFA is the cache across batches. The result is the same as the DFA's own
@@ -35,7 +35,7 @@ from .._dialects import Dialect
 if TYPE_CHECKING:
     from .._dfa import DFA
 
-__all__ = ["LevelWalker"]
+__all__ = ["LevelWalker", "factorize"]
 
 #: A word every dialect accepts as it is, in a topic: no separator, wildcard, '$', space, control
 #: character or non-ASCII letter. Anything else goes to the dialect's own parser.
@@ -43,6 +43,20 @@ PLAIN_WORD = r"[A-Za-z0-9_\-]+"
 
 Int64Array = np.ndarray[Any, np.dtype[np.int64]]
 BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
+IntArray = np.ndarray[Any, np.dtype[np.signedinteger[Any]]]
+
+
+def factorize(keys: IntArray) -> tuple[IntArray, IntArray]:
+    """The distinct values of an integer array (in order of first appearance) and each key's
+    index into them (int32).
+
+    What ``np.unique(keys, return_inverse=True)`` gives, without its sort: one pass through
+    Arrow's hash table (the variant ``levels, np.unique`` of benchmarks/worker_lookups.py
+    measures the difference in the workers' pass, see docs/pipeline.md). No copy on the way in
+    or out: the keys and both results share Arrow's buffers.
+    """
+    encoded = pc.dictionary_encode(pa.array(keys))
+    return encoded.dictionary.to_numpy(), encoded.indices.to_numpy()
 
 
 class LevelWalker:
@@ -97,7 +111,7 @@ class LevelWalker:
             names: list[str] = encoded.dictionary.to_pylist()
             width = len(names)
             keys = state[active] * width + encoded.indices.to_numpy(zero_copy_only=False)
-            pairs, inverse = np.unique(keys, return_inverse=True)
+            pairs, inverse = factorize(keys)
             targets = np.empty(len(pairs), dtype=np.int64)
             sources, word_ids = (pairs // width).tolist(), (pairs % width).tolist()
             for j, (source, word) in enumerate(zip(sources, word_ids, strict=True)):

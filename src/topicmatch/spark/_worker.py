@@ -40,7 +40,7 @@ from .._dialects import make_dialect
 from .._errors import InvalidTopicError
 from .._matcher import Matcher
 from .._trie import TrieIndex
-from ._levels import LevelWalker
+from ._levels import LevelWalker, factorize
 from ._stats import Counts
 from ._subscriptions import unpack_payload
 
@@ -51,6 +51,7 @@ __all__ = [
     "RouteFunction",
     "Validator",
     "compiled_for",
+    "forget_old_versions",
     "quarantine_batch",
     "route_batch",
     "validator_for",
@@ -213,7 +214,7 @@ class Compiled:
         where, states = walker.states(topics)
         by_state, subscribers = self._by_state, walker.subscribers
         arrays: dict[int, IdArray] = {}
-        for i in np.unique(where).tolist():  # the states some topic ends in, not those passed
+        for i in factorize(where)[0].tolist():  # the states some topic ends in, not those passed
             state = states[i]
             entry = by_state.get(state)
             if entry is None:
@@ -284,14 +285,26 @@ _VALIDATORS: dict[tuple[str, bool], Validator] = {}
 
 
 def compiled_for(key: str, dialect: str, pedantic: bool, payload: bytes) -> Compiled:
-    """This worker's matcher for subscriptions version ``key``, built on first use."""
+    """This worker's matcher for subscriptions version ``key``, built on first use.
+
+    The versions past :data:`KEEP_VERSIONS` stay until :func:`forget_old_versions`.
+    """
     found = _COMPILED.pop(key, None)
     if found is None:
         found = Compiled(dialect, pedantic, payload)
     _COMPILED[key] = found  # most recently used last
+    return found
+
+
+def forget_old_versions() -> None:
+    """Drop the least recently used versions past :data:`KEEP_VERSIONS`.
+
+    A task calls it after its last output batch, not when it picks its matcher: freeing a
+    matcher frees every trie node, DFA state and cache entry it grew, one by one, and before
+    its first batch that would keep Spark waiting.
+    """
     while len(_COMPILED) > KEEP_VERSIONS:
         del _COMPILED[next(iter(_COMPILED))]
-    return found
 
 
 def validator_for(dialect: str, pedantic: bool) -> Validator:
@@ -384,7 +397,7 @@ def route_batch(
         # The rows [first, last) hold at most `limit` values (at least one row).
         last = int(np.searchsorted(ends, ends[first] + limit, side="right")) - 1
         last = min(n, max(last, first + 1))
-        used, local = np.unique(codes[first:last], return_inverse=True)
+        used, local = factorize(codes[first:last])
         used_lengths = lengths[used]
         ids = np.concatenate([arrays[i] for i in used.tolist()])
         if counts is not None:
@@ -475,12 +488,19 @@ class RouteFunction:
         compiled = compiled_for(self.key, self.dialect, self.pedantic, self.payload)
         counts = Counts(len(compiled.subscribers)) if self.stats is not None else None
         schema: pa.Schema | None = None
-        for batch in batches:
-            if schema is None:
-                values = compiled.subscribers_as(batch.schema.field(self.topic_index).type)
-                item = pa.field("element", values.type, nullable=False)
-                schema = batch.schema.append(pa.field(self.subscriber_col, pa.list_(item), nullable=False))
-            yield from route_batch(batch, self.topic_index, compiled, schema, self.max_message_bytes, counts)
+        try:
+            for batch in batches:
+                if schema is None:
+                    values = compiled.subscribers_as(batch.schema.field(self.topic_index).type)
+                    item = pa.field("element", values.type, nullable=False)
+                    schema = batch.schema.append(
+                        pa.field(self.subscriber_col, pa.list_(item), nullable=False)
+                    )
+                yield from route_batch(
+                    batch, self.topic_index, compiled, schema, self.max_message_bytes, counts
+                )
+        finally:
+            forget_old_versions()
         if counts is not None:
             self.stats.add({(_batch_id(), self.key.partition("+")[0]): counts})
 
