@@ -6,7 +6,8 @@ Usage: ``.venv/bin/python benchmarks/worker_lookups.py DATA_DIR [ROUNDS]``
 
 One pass = what the workers of one cold ``route`` run do with every message: build the matcher
 from the shipped pairs, then ``route_batch`` on batches of 20,000 messages (the size the command
-line asks Spark for), all in this one process. Variants, alternated in every round, each on a
+line asks Spark for), all in this one process. Variants, alternated in every round (each round
+starting one variant later), each on a
 fresh matcher, with two older matchers kept alive as a worker keeps its last versions:
 
 * ``levels``: as shipped: plain topics walked through the DFA together, level by level
@@ -26,6 +27,7 @@ Printed: median seconds of the build and of the pass, per variant, and their rat
 from __future__ import annotations
 
 import contextlib
+import gc
 import statistics
 import sys
 import time
@@ -79,6 +81,7 @@ def main() -> None:
         if not gc_paused:
             _worker._cyclic_gc_paused = contextlib.nullcontext  # type: ignore[assignment]
         try:
+            gc.collect()  # no variant pays for the garbage or the collector debt of the one before
             began = time.perf_counter()
             compiled = Compiled(table.dialect, table.pedantic, payload)
             built = time.perf_counter()
@@ -109,9 +112,10 @@ def main() -> None:
     for run in variants.values():  # warm-up, and the older matchers a worker would keep
         run()
     results: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
-    for _ in range(rounds):
-        for name, run in variants.items():
-            results[name].append(run())
+    names = list(variants)
+    for turn in range(rounds):  # each round starts one variant later: none always follows the same
+        for name in names[turn % len(names) :] + names[: turn % len(names)]:
+            results[name].append(variants[name]())
     print(f"{data}: {messages.num_rows:,} messages, {len(table.patterns):,} subscriptions, {rounds} rounds")
     base = statistics.median(r[1] for r in results["levels"])
     for name, runs in results.items():
