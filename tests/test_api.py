@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from topicmatch import InvalidSubscriberError, Matcher, UnknownTopicError
+from topicmatch import InvalidPatternError, InvalidSubscriberError, Matcher, UnknownTopicError
 
 
 def test_subscribe_is_idempotent_and_unsubscribe_tolerant(matcher_factory: Callable[..., Matcher]) -> None:
@@ -55,6 +55,24 @@ def test_unhashable_subscriber_is_refused(matcher_factory: Callable[..., Matcher
         m.subscribe("a", ["not", "hashable"])
     assert len(m) == 0
     assert m.lookup("a") == frozenset()
+
+
+def test_subscribe_many_refuses_a_bad_pair_and_changes_nothing(
+    matcher_factory: Callable[..., Matcher],
+) -> None:
+    m = matcher_factory(topics=["a", "a.b"])
+    m.subscribe("a", 1)
+    before = m.subscriptions()
+    with pytest.raises(InvalidPatternError) as refused:
+        m.subscribe_many([("a.*", 2), ("#", 3), ("a" * 300, 4)])
+    assert refused.value.__notes__ == ["pair 2 of subscribe_many; nothing was subscribed"]
+    with pytest.raises(InvalidSubscriberError, match="hashable"):
+        m.subscribe_many([("a.*", 2), ("#", ["not", "hashable"])])
+    assert m.subscriptions() == before
+    assert m.lookup("a.b") == frozenset()
+    assert m.subscribe_many([]) == 0
+    assert m.subscribe_many([("a", 1), ("a.*", 2), ("a.*", 2), ("a.*", 5)]) == 2
+    assert m.lookup("a.b") == {2, 5}
 
 
 def test_snapshot_is_frozen(matcher_factory: Callable[..., Matcher]) -> None:

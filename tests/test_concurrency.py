@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 
 import pytest
 
 from topicmatch import Matcher
+from topicmatch._dialects import make_dialect
+from topicmatch._trie import TrieIndex
+from topicmatch._words import Tokens
 
 from .conftest import make_matcher
 
@@ -76,11 +79,16 @@ def test_no_subscription_is_lost(algorithm: str) -> None:
 VALID_STATES = [frozenset(), frozenset({1}), frozenset({1, 2})]
 
 
-def _cycling_writer(m: Matcher, rounds: int, stop: threading.Event, errors: list[BaseException]) -> None:
+def _cycling_writer(
+    m: Matcher, rounds: int, stop: threading.Event, errors: list[BaseException], bulk: bool = False
+) -> None:
     try:
         for _ in range(rounds):
-            m.subscribe("#", 1)
-            m.subscribe("a.*", 2)
+            if bulk:  # the same two steps, '#' first: subscribe_many keeps the patterns' order
+                m.subscribe_many([("#", 1), ("a.*", 2)])
+            else:
+                m.subscribe("#", 1)
+                m.subscribe("a.*", 2)
             m.unsubscribe("a.*", 2)
             m.unsubscribe("#", 1)
     except BaseException as error:  # pragma: no cover - reported by the test
@@ -89,8 +97,9 @@ def _cycling_writer(m: Matcher, rounds: int, stop: threading.Event, errors: list
         stop.set()
 
 
+@pytest.mark.parametrize("bulk", [False, True], ids=["subscribe", "subscribe_many"])
 @pytest.mark.parametrize("cache_size", [0, 16])
-def test_lookups_are_linearizable(algorithm: str, cache_size: int) -> None:
+def test_lookups_are_linearizable(algorithm: str, cache_size: int, bulk: bool) -> None:
     m = make_matcher(algorithm, "amqp", ["a.b"], cache_size=cache_size)
     stop = threading.Event()
     seen: set[frozenset[object]] = set()
@@ -105,11 +114,37 @@ def test_lookups_are_linearizable(algorithm: str, cache_size: int) -> None:
         except BaseException as error:  # pragma: no cover
             errors.append(error)
 
-    writer = threading.Thread(target=_cycling_writer, args=(m, 400, stop, errors))
+    writer = threading.Thread(target=_cycling_writer, args=(m, 400, stop, errors, bulk))
     _run([writer, threading.Thread(target=reader), threading.Thread(target=reader)])
     assert not errors
     assert seen <= set(VALID_STATES), seen - set(VALID_STATES)
     assert m.lookup("a.b") == frozenset()
+
+
+def test_subscribe_many_moves_the_version_with_every_pattern() -> None:
+    """The mechanism behind the bulk case above, step by step (the threads rarely hit it).
+
+    A lookup that starts while ``add_many`` runs walks the trie and returns its result only if
+    the version has not moved meanwhile. So the version must be odd during the whole call (no
+    DFA of an older trie is used) and move with each pattern: a lookup that read the '#' branch
+    before the first pattern and the 'a.*' branch after the second would see {2} alone.
+    """
+    index = TrieIndex(dollar_rule=False, dfa=True)
+    parse = make_dialect("amqp").parse_pattern
+    versions: list[int] = []
+
+    def items() -> Iterator[tuple[str, Tokens, frozenset[Hashable]]]:
+        for pattern, subscriber in [("#", 1), ("a.*", 2), ("a.*", 2)]:  # the last one adds nothing
+            versions.append(index._version)
+            yield pattern, parse(pattern), frozenset({subscriber})
+        versions.append(index._version)
+
+    assert index.add_many(items()) == 2
+    assert all(v & 1 for v in versions), versions
+    assert versions[0] != versions[1] != versions[2] == versions[3], versions
+    assert not index._version & 1
+    assert index.stable_dfa() is not None
+    assert index.match(["a", "b"]) == {1, 2}
 
 
 def test_snapshots_stay_consistent_while_writers_run(algorithm: str) -> None:

@@ -26,12 +26,15 @@ def _check_dialect(dialect: str, data: st.DataObject) -> None:
         st.lists(st.sampled_from(subs), max_size=5) if subs else st.just([]), label="unsubscribed"
     )
     topics = data.draw(st.lists(TOPICS[dialect](), min_size=1, max_size=15), label="topics")
+    # The first pairs one by one, the rest in one subscribe_many (onto what the first built).
+    first = data.draw(st.integers(0, len(subs)), label="subscribed one by one")
     pairs = set(subs) - set(removed)
     # The default without its result cache exercises its DFA on every lookup.
     for algorithm, options in [*((a, {}) for a in ALGORITHMS), ("default", {"cache_size": 0})]:
         m = make_matcher(algorithm, dialect, topics, **options)
-        for pattern, subscriber in subs:
+        for pattern, subscriber in subs[:first]:
             m.subscribe(pattern, subscriber)
+        assert m.subscribe_many(subs[first:]) == len(set(subs[first:]) - set(subs[:first])), algorithm
         for pattern, subscriber in removed:
             m.unsubscribe(pattern, subscriber)
         assert len(m) == len(pairs), algorithm
@@ -75,7 +78,8 @@ def test_many_hashes_anywhere(pattern_words: list[str], topic_words: list[str]) 
 
 
 class _SubscriptionMachine(RuleBasedStateMachine):
-    """Random subscribe/unsubscribe/lookup sequences on every algorithm at once, against a model."""
+    """Random subscribe/subscribe_many/unsubscribe/lookup sequences on every algorithm at once,
+    against a model."""
 
     dialect = "amqp"
 
@@ -98,6 +102,17 @@ class _SubscriptionMachine(RuleBasedStateMachine):
         self.pairs.add((pattern, subscriber))
         for algorithm, m in self.matchers.items():
             assert m.subscribe(pattern, subscriber) is new, algorithm
+
+    @rule(data=st.data())
+    def subscribe_many(self, data: st.DataObject) -> None:
+        # New patterns and ones already subscribed (their nodes exist), with repeated pairs.
+        known = sorted({p for p, _ in self.pairs})
+        patterns = st.one_of(PATTERNS[self.dialect](), *([st.sampled_from(known)] if known else []))
+        batch = data.draw(st.lists(st.tuples(patterns, st.integers(0, 3)), max_size=8))
+        new = len(set(batch) - self.pairs)
+        self.pairs.update(batch)
+        for algorithm, m in self.matchers.items():
+            assert m.subscribe_many(batch) == new, algorithm
 
     @rule(data=st.data())
     def unsubscribe(self, data: st.DataObject) -> None:

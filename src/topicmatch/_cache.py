@@ -29,10 +29,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Hashable
 from itertools import islice
+from typing import TypeVar
 
 from ._words import HASH, STAR, Tokens
 
 __all__ = ["ResultCache"]
+
+_T = TypeVar("_T")
 
 
 class _TopicNode:
@@ -144,7 +147,7 @@ class ResultCache:
                     stack.append((child, i + 1))
         return found
 
-    def write(self, tokens: Tokens, commit: Callable[[], bool]) -> bool:
+    def write(self, tokens: Tokens, commit: Callable[[], _T]) -> _T:
         """Drop every cached topic the pattern ``tokens`` matches, then run ``commit``.
 
         The generation moves *after* the commit (still under the lock): a lookup that read the

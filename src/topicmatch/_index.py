@@ -40,6 +40,17 @@ class Index(abc.ABC):
     def add(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
         """Add one (pattern, subscriber) pair; False if it was already there."""
 
+    def add_many(self, items: Iterable[Item]) -> int:
+        """Add each pattern's subscribers (one item per pattern); the number of new pairs.
+
+        The default adds the pairs one by one; an index that can do better overrides it.
+        """
+        added = 0
+        for pattern, tokens, subscribers in items:
+            for subscriber in subscribers:
+                added += self.add(pattern, tokens, subscriber)
+        return added
+
     @abc.abstractmethod
     def remove(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
         """Remove one (pattern, subscriber) pair; False if it was not there."""
@@ -63,9 +74,7 @@ class Index(abc.ABC):
     def copy_from(self, items: Iterable[Item]) -> Index:
         """A new index of the same algorithm holding ``items``."""
         clone = self._empty_like()
-        for pattern, tokens, subscribers in items:
-            for subscriber in subscribers:
-                clone.add(pattern, tokens, subscriber)
+        clone.add_many(items)
         return clone
 
     def _empty_like(self) -> Index:

@@ -9,13 +9,14 @@ anything is changed.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping
+from functools import partial
 from types import MappingProxyType
-from typing import Final
+from typing import Final, TypeVar
 
 from ._cache import ResultCache
 from ._cstrie import CSTrieIndex
 from ._dialects import Dialect, make_dialect
-from ._errors import ConfigurationError, InvalidSubscriberError, UnknownTopicError
+from ._errors import ConfigurationError, InvalidPatternError, InvalidSubscriberError, UnknownTopicError
 from ._index import EMPTY, Index
 from ._inverted_bitmap import InvertedBitmapIndex
 from ._naive import NaiveIndex
@@ -24,6 +25,8 @@ from ._trie import TrieIndex
 from ._words import Tokens
 
 __all__ = ["ALGORITHMS", "DEFAULT_CACHE_SIZE", "Matcher", "MatcherSnapshot"]
+
+_T = TypeVar("_T")
 
 _INDEXES: Final[dict[str, type[Index]]] = {
     "naive": NaiveIndex,
@@ -200,6 +203,36 @@ class Matcher(_Reader):
             return self._index.add(pattern, tokens, subscriber)
         return self._write(tokens, lambda: self._index.add(pattern, tokens, subscriber))
 
+    def subscribe_many(self, pairs: Iterable[tuple[str, Hashable]]) -> int:
+        """Subscribe every (pattern, subscriber) pair; the number of pairs that were new.
+
+        The same result as :meth:`subscribe` on each pair, faster for many: each pattern's
+        subscribers are added in one change, so k subscribers of one pattern cost O(k) rather
+        than O(k^2) (the trie behind ``"default"`` and ``"trie"``; the other algorithms add them
+        one by one). Every pair is checked first: an invalid pattern or an unhashable
+        subscriber raises (:class:`~topicmatch.InvalidPatternError` with the pair's position,
+        :class:`~topicmatch.InvalidSubscriberError`) and nothing changes. Lookups running
+        meanwhile see each pattern's new subscribers appear together, pattern after pattern.
+        """
+        groups: dict[str, tuple[Tokens, set[Hashable]]] = {}
+        parse = self._dialect.parse_pattern
+        for position, (pattern, subscriber) in enumerate(pairs):
+            group = groups.get(pattern) if isinstance(pattern, str) else None
+            if group is None:
+                try:
+                    tokens = parse(pattern)
+                except InvalidPatternError as error:
+                    error.add_note(f"pair {position} of subscribe_many; nothing was subscribed")
+                    raise
+                group = groups[pattern] = (tokens, set())
+            _check_subscriber(subscriber)
+            group[1].add(subscriber)
+        items = [(pattern, tokens, frozenset(subs)) for pattern, (tokens, subs) in groups.items()]
+        if self._cache is None:
+            return self._index.add_many(items)
+        # Through the cache one pattern at a time: it forgets the topics each pattern matches.
+        return sum(self._write(item[1], partial(self._index.add_many, (item,))) for item in items)
+
     def unsubscribe(self, pattern: str, subscriber: Hashable) -> bool:
         """Remove the pair; True if it existed. An unknown pair changes nothing and is no error.
 
@@ -212,7 +245,7 @@ class Matcher(_Reader):
             return self._index.remove(pattern, tokens, subscriber)
         return self._write(tokens, lambda: self._index.remove(pattern, tokens, subscriber))
 
-    def _write(self, tokens: Tokens, commit: Callable[[], bool]) -> bool:
+    def _write(self, tokens: Tokens, commit: Callable[[], _T]) -> _T:
         assert self._cache is not None
         return self._cache.write(tokens, commit)
 

@@ -128,38 +128,76 @@ class TrieIndex(Index):
     # -- writers -------------------------------------------------------------------------
     def add(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
         with self._lock:
-            node = self._root
-            i, n = 0, len(tokens)
-            while i < n:
-                token = tokens[i]
-                # node.child(token), inlined: writes walk every level of the pattern.
-                nxt = node.star if token is STAR else node.hash if token is HASH else node.children.get(token)  # type: ignore[arg-type]
-                if nxt is None:
-                    break
-                node = nxt
-                i += 1
-            if i < n:
-                # Build the missing branch off to the side, then link it with one store.
-                self._version += 1  # odd: a change is under way
-                head = tail = _Node(tokens[i] is HASH)
-                for token in tokens[i + 1 :]:
-                    new = _Node(token is HASH)
-                    tail.link(token, new)
-                    tail = new
-                tail.by_pattern[pattern] = frozenset((subscriber,))
-                tail.subs = tail.by_pattern[pattern]
-                self._hash_nodes += tokens[i:].count(HASH)
-                node.link(tokens[i], head)
-            else:
-                old = node.by_pattern.get(pattern, EMPTY)
-                if subscriber in old:
-                    return False
-                self._version += 1  # odd: a change is under way
-                node.by_pattern[pattern] = old | {subscriber}
-                node.subs = _union(node.by_pattern)
-            self._count += 1
-            self._changed()
-            return True
+            added = self._add(pattern, tokens, frozenset((subscriber,)))
+            if added:
+                self._changed()
+            return bool(added)
+
+    def add_many(self, items: Iterable[Item]) -> int:
+        """Each pattern's subscribers in one change: O(pairs) in all.
+
+        Adding k subscribers to one pattern one by one costs O(k^2), as every add replaces the
+        pattern's frozenset with a copy one larger; here each pattern's set is replaced once.
+        The DFA is dropped for the whole call and built once at the end (empty: it learns from
+        lookups). Concurrent readers see each pattern's new subscribers appear together, one
+        pattern after another: while the call runs the version stays odd (so no DFA is used)
+        and moves on with every pattern, so a lookup that overlapped a change retries.
+        """
+        added = 0
+        with self._lock:
+            dfa = self._dfa
+            self._version += 1  # odd until the end
+            self._dfa = None
+            try:
+                for pattern, tokens, subscribers in items:
+                    new = self._add(pattern, tokens, frozenset(subscribers))
+                    if new:
+                        self._version += 2  # still odd, but moved: overlapping lookups retry
+                        added += new
+            finally:
+                if added:
+                    self._changed()
+                else:  # nothing changed: the DFA is still exact, and keeps what it learnt
+                    self._dfa = dfa
+                    self._version += 1
+        return added
+
+    def _add(self, pattern: str, tokens: Tokens, subscribers: frozenset[Hashable]) -> int:
+        """Add ``subscribers`` to ``pattern``, the lock held; how many were new.
+
+        A change makes the version odd first (unless the caller has), and the caller ends it
+        with :meth:`_changed`. The readers see it as one store: a new branch is built off to
+        the side and linked last; an existing node gets a new frozenset.
+        """
+        node = self._root
+        i, n = 0, len(tokens)
+        while i < n:
+            token = tokens[i]
+            # node.child(token), inlined: writes walk every level of the pattern.
+            nxt = node.star if token is STAR else node.hash if token is HASH else node.children.get(token)  # type: ignore[arg-type]
+            if nxt is None:
+                break
+            node = nxt
+            i += 1
+        old = node.by_pattern.get(pattern, EMPTY) if i == n else EMPTY
+        added = len(subscribers - old) if old else len(subscribers)
+        if not added:
+            return 0
+        self._version |= 1  # odd: a change is under way
+        if i < n:
+            head = tail = _Node(tokens[i] is HASH)
+            for token in tokens[i + 1 :]:
+                new = _Node(token is HASH)
+                tail.link(token, new)
+                tail = new
+            tail.by_pattern[pattern] = tail.subs = subscribers
+            self._hash_nodes += tokens[i:].count(HASH)
+            node.link(tokens[i], head)
+        else:
+            node.by_pattern[pattern] = old | subscribers if old else subscribers
+            node.subs = _union(node.by_pattern)
+        self._count += added
+        return added
 
     def remove(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
         with self._lock:
