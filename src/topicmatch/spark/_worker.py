@@ -151,10 +151,9 @@ class Compiled:
         patterns, ids, subscribers = unpack_payload(payload)
         # Our topic cache replaces the matcher's result cache, so that one is off.
         self.matcher = Matcher("default", dialect, pedantic=pedantic, cache_size=0)
-        subscribe = self.matcher.subscribe
         with _cyclic_gc_paused():
-            for pattern, sid in zip(patterns, ids.tolist(), strict=True):
-                subscribe(pattern, sid)
+            # Each pattern's subscribers in one step: one by one, k of them would cost O(k^2).
+            self.matcher.subscribe_many(zip(patterns, ids.tolist(), strict=True))
         self.subscribers: pa.Array = subscribers
         self._longest = _longest_value(subscribers)
         self._typed: dict[pa.DataType, pa.Array] = {}
