@@ -213,7 +213,7 @@ class Compiled:
         where, states = walker.states(topics)
         by_state, subscribers = self._by_state, walker.subscribers
         arrays: dict[int, IdArray] = {}
-        for i in factorize(where)[0].tolist():  # the states some topic ends in, not those passed
+        for i in pc.unique(pa.array(where)).to_pylist():  # the states some topic ends in, not those passed
             state = states[i]
             entry = by_state.get(state)
             if entry is None:
