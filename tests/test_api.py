@@ -114,5 +114,5 @@ def test_repr_and_properties() -> None:
     assert m.algorithm == "cstrie"
     assert m.dialect == "mqtt"
     assert "cstrie mqtt" in repr(m)
-    assert dict(m.cache_info) == {"size": 0, "max_size": 0}
+    assert dict(m.cache_info) == {"size": 0, "max_size": 0, "bytes": 0}
     assert Matcher().cache_info["max_size"] > 0

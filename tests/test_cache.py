@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from topicmatch import DIALECTS, Matcher, make_dialect
+from topicmatch import DIALECTS, Matcher, _cache, make_dialect
 from topicmatch._cache import ResultCache
 from topicmatch._words import pattern_matches
 
@@ -88,6 +88,7 @@ def test_invalidation_finds_exactly_the_matching_topics(data: st.DataObject) -> 
     pattern = data.draw(PATTERN_STRATEGIES[dialect]())
     tokens = d.parse_pattern(pattern)
     cache = ResultCache(1000, d.dollar_rule)
+    cache.walk_budget = 10**6  # exactness here; the budget has its own test
     words_of = {}
     for topic in topics:
         words = d.parse_topic(topic)
@@ -129,3 +130,47 @@ def test_a_failed_commit_still_moves_the_generation() -> None:
     with pytest.raises(RuntimeError):
         cache.write(make_dialect("amqp").parse_pattern("a.b"), commit)
     assert cache.generation > before
+
+
+def test_the_cache_switches_off_while_it_does_not_pay_and_on_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_cache, "WINDOW", 64)
+    monkeypatch.setattr(_cache, "FIRST_BACKOFF", 100)
+    m = Matcher(cache_size=1000)
+    reference = Matcher("naive")
+    for matcher in (m, reference):
+        matcher.subscribe("a.*", 1)
+        matcher.subscribe("#.z", 2)
+    topics = [f"a.t{i}" for i in range(400)]
+    for topic in topics[:32]:  # each topic twice: no hit at all; the first window only fills
+        assert m.lookup(topic) == m.lookup(topic) == reference.lookup(topic)  # stored on the 2nd miss
+    assert m.cache_info["size"] == 32
+    for topic in topics[32:63]:
+        assert m.lookup(topic) == m.lookup(topic) == reference.lookup(topic)
+    assert m.cache_info["size"] == 63
+    m.lookup("a.last")
+    m.lookup("a.last")  # the window's 64th miss: nothing saved, the cache goes off
+    assert m.cache_info["size"] == 0
+    for topic in topics[100:140]:  # off for 100 lookups: nothing is stored, answers stay exact
+        assert m.lookup(topic) == m.lookup(topic) == reference.lookup(topic)
+    assert m.cache_info["size"] == 0
+    for matcher in (m, reference):  # a write while off: nothing cached can go stale
+        matcher.subscribe("a.t300", 3)
+    for topic in topics[140:160]:  # the last 20 lookups of the 100
+        m.lookup(topic)
+    for _ in range(3):  # on again: stored and served from the cache
+        assert m.lookup("a.t300") == reference.lookup("a.t300") == {1, 3}
+    assert "a.t300" in m._cache.entries  # type: ignore[union-attr]
+    for matcher in (m, reference):
+        matcher.subscribe("*.t300", 4)
+    assert m.lookup("a.t300") == reference.lookup("a.t300") == {1, 3, 4}
+
+
+def test_a_cache_that_hits_stays_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_cache, "WINDOW", 64)
+    m = Matcher(cache_size=1000)
+    m.subscribe_many((f"#.w{i}.#", i) for i in range(50))  # lookups that cost something
+    topics = [".".join(f"w{(i * 7 + k) % 60}" for k in range(8)) for i in range(100)]
+    for _ in range(20):  # 100 topics over and over: misses at first, hits after
+        for topic in topics:
+            m.lookup(topic)
+    assert m.cache_info["size"] == len(set(topics))

@@ -121,6 +121,35 @@ def test_lookups_are_linearizable(algorithm: str, cache_size: int, bulk: bool) -
     assert m.lookup("a.b") == frozenset()
 
 
+@pytest.mark.parametrize("bulk", [False, True], ids=["subscribe", "subscribe_many"])
+@pytest.mark.parametrize("cache_size", [0, 16])
+def test_lookups_through_the_dfa_are_linearizable(cache_size: int, bulk: bool) -> None:
+    # The default, its DFA made by the first lookup of every version and learning every
+    # transition at once: readers build and use DFAs while the writer changes the trie.
+    m = Matcher(cache_size=cache_size)
+    index = m._index
+    index.quiet_lookups = 0  # type: ignore[attr-defined]
+    index.learn_after = 1  # type: ignore[attr-defined]
+    stop = threading.Event()
+    seen: set[frozenset[object]] = set()
+    errors: list[BaseException] = []
+
+    def reader() -> None:
+        try:
+            for _ in range(200_000):
+                seen.add(m.lookup("a.b"))
+                if stop.is_set():
+                    break
+        except BaseException as error:  # pragma: no cover
+            errors.append(error)
+
+    writer = threading.Thread(target=_cycling_writer, args=(m, 400, stop, errors, bulk))
+    _run([writer, threading.Thread(target=reader), threading.Thread(target=reader)])
+    assert not errors
+    assert seen <= set(VALID_STATES), seen - set(VALID_STATES)
+    assert m.lookup("a.b") == frozenset()
+
+
 def test_subscribe_many_moves_the_version_with_every_pattern() -> None:
     """The mechanism behind the bulk case above, step by step (the threads rarely hit it).
 

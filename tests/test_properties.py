@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from topicmatch import ALGORITHMS, DIALECTS, Matcher
+from topicmatch import ALGORITHMS, DIALECTS, Matcher, _walk
 
 from .conftest import make_matcher
 from .reference import MATCHES
@@ -29,9 +29,13 @@ def _check_dialect(dialect: str, data: st.DataObject) -> None:
     # The first pairs one by one, the rest in one subscribe_many (onto what the first built).
     first = data.draw(st.integers(0, len(subs)), label="subscribed one by one")
     pairs = set(subs) - set(removed)
-    # The default without its result cache exercises its DFA on every lookup.
+    # The default once more without its result cache and with a DFA that every version gets
+    # at its first lookup and that learns every transition at once: the DFA on every lookup.
     for algorithm, options in [*((a, {}) for a in ALGORITHMS), ("default", {"cache_size": 0})]:
         m = make_matcher(algorithm, dialect, topics, **options)
+        if options:
+            m._index.quiet_lookups = 0  # type: ignore[attr-defined]
+            m._index.learn_after = 1  # type: ignore[attr-defined]
         for pattern, subscriber in subs[:first]:
             m.subscribe(pattern, subscriber)
         assert m.subscribe_many(subs[first:]) == len(set(subs[first:]) - set(subs[:first])), algorithm
@@ -94,6 +98,9 @@ class _SubscriptionMachine(RuleBasedStateMachine):
         self.space = sorted(set(_SPACE[self.dialect]))
         for algorithm in ALGORITHMS:
             self.matchers[algorithm] = make_matcher(algorithm, self.dialect, self.space)
+        eager = self.matchers["default, eager DFA"] = Matcher(dialect=self.dialect, cache_size=0)
+        eager._index.quiet_lookups = 0  # type: ignore[attr-defined]
+        eager._index.learn_after = 1  # type: ignore[attr-defined]
 
     @rule(data=st.data(), subscriber=st.integers(0, 3))
     def subscribe(self, data: st.DataObject, subscriber: int) -> None:
@@ -156,10 +163,25 @@ class NatsMachine(_SubscriptionMachine):
     dialect = "nats"
 
 
+class BigNodesMachine(_SubscriptionMachine):
+    """Every node with two pairs or more is *big* (its union made lazily by the readers)."""
+
+    dialect = "mqtt"
+
+    def __init__(self) -> None:
+        self._small = _walk.SMALL
+        _walk.SMALL = 1  # type: ignore[misc]
+        super().__init__()
+
+    def teardown(self) -> None:
+        _walk.SMALL = self._small  # type: ignore[misc]
+
+
 TestAmqpStateful = AmqpMachine.TestCase
 TestMqttStateful = MqttMachine.TestCase
 TestNatsStateful = NatsMachine.TestCase
-for _case in (TestAmqpStateful, TestMqttStateful, TestNatsStateful):
+TestBigNodesStateful = BigNodesMachine.TestCase
+for _case in (TestAmqpStateful, TestMqttStateful, TestNatsStateful, TestBigNodesStateful):
     _case.settings = settings(_case.settings, stateful_step_count=30)
 
 

@@ -1,16 +1,37 @@
-"""A bounded cache of lookup results with exact, cheap invalidation.
+"""A bounded cache of lookup results that measures its own worth, with exact, bounded invalidation.
 
 Keys are topics as published (strings), values the frozensets a lookup returned. A hit is one
 dict access and takes no lock.
 
-**Exact invalidation.** Before a write commits, the cache drops exactly the entries the written
-pattern matches, and nothing else. To find them without testing every entry, the cached topics
-are also indexed in a small trie of their words (:class:`_TopicNode`); the written pattern walks
-it like a lookup walks the subscription trie, with the roles swapped (the pattern's ``*`` visits
-every child, its ``#`` every descendant). A literal pattern touches one path; ``foo.*.baz``
-touches the cached topics under ``foo``; only a leading ``#`` visits everything. The walk keeps
-a set of visited (node, position) pairs, so many ``#`` cost O(cached topics x pattern length) at
-worst, never more.
+**Admission and eviction.** A topic is stored on its second miss, not its first (the
+"doorkeeper" of TinyLFU): topics seen once do not pay for a store nor push out hot ones. Topics
+longer than :data:`MAX_TOPIC_CHARS` characters or :data:`MAX_TOPIC_WORDS` words are never stored
+(their lookups cost more than a store saves, and they would make the cache big). When the cache
+holds ``max_size`` topics or has been charged ``max_bytes`` (each stored topic, its index nodes
+and each distinct result, by ``sys.getsizeof``), it is emptied in one go: amortised O(1) per
+store, no per-entry bookkeeping.
+
+**On and off.** The cache weighs what it saves against what it costs. The lookup functions
+(:func:`cached_lookups`) count hits and misses and time one miss in eight in the index (what a
+hit saves); the cache times its own upkeep (stores, invalidation walks, emptying). Every
+:data:`WINDOW` misses (but the first window after the cache went on, which only fills it), if
+the hits saved less than the upkeep and the admission of the misses cost, the cache switches
+itself off: it is emptied, and for the next ``backoff`` lookups
+(:data:`FIRST_BACKOFF` the first time, four times longer each time it switches off again, at
+most :data:`MAX_BACKOFF`) lookups go straight to the index, paying one dict access. Then it
+switches itself on and measures again. Topics that never repeat (one per device, a log replayed
+once) and writes so frequent that entries die before they are read (subscription churn) thus
+cost the index's lookup and little more.
+
+**Exact invalidation, bounded.** Before a write commits, the cache drops exactly the entries the
+written pattern matches, and nothing else. To find them without testing every entry, the cached
+topics are also indexed in a small trie of their words (:class:`_TopicNode`); the written pattern
+walks it like a lookup walks the subscription trie, with the roles swapped (the pattern's ``*``
+visits every child, its ``#`` every descendant), keeping a set of visited (node, position) pairs
+so that many ``#`` stay polynomial. The walk may take at most :data:`WALK_STEPS` steps per token
+of the pattern (plus one); past that budget the whole cache is emptied instead. So a write costs
+O(len(pattern) x WALK_STEPS) for the walk, or emptying a cache whose size is bounded as above,
+whatever is cached (``tests/test_cache.py`` counts the steps).
 
 **No stale store, no stale hit.** The drop and the commit happen under the cache's lock, the
 generation moves once the commit is done, and a lookup that missed stores its result only if
@@ -18,24 +39,41 @@ the generation did not move since the lookup began (checked under the same lock)
 drop until the commit is visible, affected topics miss and read the index itself; a result
 computed from a superseded state is never stored, and a cached answer never contradicts a write
 that has happened.
-
-Admission and eviction: a topic is stored on its second miss, not its first, so that topics
-seen once do not pay for a store nor push out hot ones (the "doorkeeper" of TinyLFU). When full,
-the oldest quarter of the entries (insertion order) is dropped in one go, amortised O(1).
 """
 
 from __future__ import annotations
 
+import sys
 import threading
-from collections.abc import Callable, Hashable
-from itertools import islice
-from typing import TypeVar
+import time
+from collections.abc import Callable, Hashable, Iterable
+from typing import Final, TypeVar
 
+from ._errors import UnknownTopicError
+from ._index import EMPTY
 from ._words import HASH, STAR, Tokens
 
-__all__ = ["ResultCache"]
+__all__ = ["ResultCache", "cached_lookups"]
 
 _T = TypeVar("_T")
+
+#: Steps the invalidation walk may take per token of the written pattern (plus one), before
+#: the write empties the cache instead.
+WALK_STEPS: Final = 16
+#: Longest topic stored, in characters and in words.
+MAX_TOPIC_CHARS: Final = 256
+MAX_TOPIC_WORDS: Final = 16
+#: Bytes the cache may be charged before it is emptied (topics, index nodes, results).
+MAX_BYTES: Final = 32 * 1024 * 1024
+#: Misses per measurement window; the admission's cost per miss (a dict insert), in ns.
+WINDOW: Final = 1024
+ADMIT_NS: Final = 100
+#: Lookups the cache stays off the first time, and at most.
+FIRST_BACKOFF: Final = 16 * WINDOW
+MAX_BACKOFF: Final = 1 << 22
+_clock = time.perf_counter_ns
+_NODE_BYTES: Final = sys.getsizeof(object()) + 2 * 8 + 64 + 232  # a node, its dict, one entry
+_ENTRY_BYTES: Final = 64
 
 
 class _TopicNode:
@@ -47,27 +85,50 @@ class _TopicNode:
 
 
 class ResultCache:
-    __slots__ = ("_lock", "_root", "_words", "dollar_rule", "entries", "generation", "max_size", "seen")
+    __slots__ = (
+        "_charged",
+        "_lock",
+        "_root",
+        "bytes",
+        "dollar_rule",
+        "entries",
+        "generation",
+        "last_walk",
+        "max_bytes",
+        "max_size",
+        "seen",
+        "spent_ns",
+        "walk_budget",
+    )
 
-    def __init__(self, max_size: int, dollar_rule: bool = False) -> None:
+    def __init__(self, max_size: int, dollar_rule: bool = False, max_bytes: int = MAX_BYTES) -> None:
         self.max_size = max_size
+        self.max_bytes = max_bytes
         self.dollar_rule = dollar_rule
+        # Never replaced, only emptied: the lookup functions hold its ``get``.
         self.entries: dict[str, frozenset[Hashable]] = {}
         self.generation = 0
         self._lock = threading.Lock()
         self._root = _TopicNode()
-        self._words: dict[str, list[str]] = {}  # cached topic -> its words (to unindex it)
-        # Admission: topics that missed once. Storing costs a lock and an index update, so a
-        # topic is stored only when it misses a second time; one-off topics (the long tail of
-        # real traffic) then cost one dict insert instead. Bounded: cleared when full.
+        self.bytes = 0
+        self._charged: set[int] = set()  # ids of the results charged (each once; all held in entries)
+        # Admission: topics that missed once, cleared when full.
         self.seen: dict[str, None] = {}
+        self.spent_ns = 0  # time spent storing and invalidating, since the lookups last looked
+        self.walk_budget = WALK_STEPS
+        self.last_walk = 0  # steps of the last invalidation walk (for the tests)
 
-    def remember(self, topic: str) -> None:
-        """Note a first miss of ``topic`` (see ``seen``); the next miss will store it."""
+    def admit(
+        self, topic: str, words: list[str] | None, result: frozenset[Hashable], generation: int
+    ) -> None:
+        """A miss of ``topic``: remember it the first time, store it the second."""
         seen = self.seen
-        if len(seen) >= self.max_size:
-            seen.clear()
-        seen[topic] = None
+        if topic in seen:
+            self.store(topic, words, result, generation)
+        elif len(topic) <= MAX_TOPIC_CHARS and (words is None or len(words) <= MAX_TOPIC_WORDS):
+            if len(seen) >= self.max_size:
+                seen.clear()
+            seen[topic] = None
 
     def store(
         self, topic: str, words: list[str] | None, result: frozenset[Hashable], generation: int
@@ -77,55 +138,66 @@ class ResultCache:
         ``words`` None means the topic can match no pattern at all (a NATS subject with an
         empty token): it is cached but never needs invalidating, so it is not indexed.
         """
+        start = _clock()
         with self._lock:
-            if self.generation != generation or topic in self.entries:
-                return
             entries = self.entries
-            if len(entries) >= self.max_size:
-                for old in list(islice(entries, max(1, self.max_size // 4))):
-                    self._forget(old)
+            if self.generation != generation or topic in entries:
+                return
+            if len(entries) >= self.max_size or self.bytes >= self.max_bytes:
+                self._empty()
             entries[topic] = result
+            charge = _ENTRY_BYTES + sys.getsizeof(topic)
+            if id(result) not in self._charged:
+                self._charged.add(id(result))
+                charge += sys.getsizeof(result)
             if words is not None:
                 node = self._root
                 for word in words:
                     child = node.children.get(word)
                     if child is None:
                         child = node.children[word] = _TopicNode()
+                        charge += _NODE_BYTES + sys.getsizeof(word)
                     node = child
                 node.topic = topic
-                self._words[topic] = words
+            self.bytes += charge
+        self.spent_ns += _clock() - start
 
-    def _forget(self, topic: str) -> None:
-        del self.entries[topic]
-        words = self._words.pop(topic, None)
-        if words is None:
-            return
-        path = [self._root]
-        for word in words:
-            path.append(path[-1].children[word])
-        path[-1].topic = None
-        for depth in range(len(words), 0, -1):
-            node = path[depth]
-            if node.topic is not None or node.children:
-                break
-            del path[depth - 1].children[words[depth - 1]]
+    def _empty(self) -> None:
+        """Drop every entry (the lock held); the admission record stays."""
+        self.entries.clear()
+        self._root = _TopicNode()
+        self._charged = set()
+        self.bytes = 0
 
-    def _matching(self, tokens: Tokens) -> set[str]:
-        """The cached topics that ``tokens`` matches: a walk of the topic trie."""
+    def empty(self) -> None:
+        """Drop every entry; lookups running meanwhile cannot store what they computed before."""
+        with self._lock:
+            self.generation += 1
+            self._empty()
+
+    def _matching(self, tokens: Tokens) -> set[str] | None:
+        """The cached topics that ``tokens`` matches (a walk of the topic trie), or None if
+        finding them would take more than the walk's budget of steps."""
         root, n = self._root, len(tokens)
+        budget = self.walk_budget * (n + 1)
         # MQTT: a pattern starting with a wildcard never matches a topic whose first word
         # starts with '$', so such first words are not followed.
         dollar = self.dollar_rule and bool(tokens) and type(tokens[0]) is not str
 
-        def children(node: _TopicNode) -> list[_TopicNode]:
+        def children(node: _TopicNode) -> Iterable[_TopicNode]:
             if dollar and node is root:
                 return [child for word, child in node.children.items() if word[:1] != "$"]
-            return list(node.children.values())
+            return node.children.values()
 
         found: set[str] = set()
         seen: set[tuple[int, int]] = set()
         stack: list[tuple[_TopicNode, int]] = [(root, 0)]
+        steps = 0
         while stack:
+            if steps == budget:
+                self.last_walk = steps
+                return None
+            steps += 1
             node, i = stack.pop()
             if i == n:
                 if node.topic is not None:
@@ -145,6 +217,7 @@ class ResultCache:
                 child = node.children.get(token)  # type: ignore[arg-type]
                 if child is not None:
                     stack.append((child, i + 1))
+        self.last_walk = steps
         return found
 
     def write(self, tokens: Tokens, commit: Callable[[], _T]) -> _T:
@@ -158,19 +231,111 @@ class ResultCache:
         """
         with self._lock:
             if self.entries:
-                for topic in self._matching(tokens):
-                    self._forget(topic)
+                start = _clock()
+                found = self._matching(tokens)
+                if found is None:
+                    self._empty()
+                else:
+                    pop = self.entries.pop
+                    for topic in found:
+                        pop(topic, None)  # index nodes stay (charged) until the cache is emptied
+                self.spent_ns += _clock() - start
             try:
                 return commit()
             finally:
                 self.generation += 1
 
-    def clear(self) -> None:
-        with self._lock:
-            self.generation += 1
-            self.entries.clear()
-            self._words.clear()
-            self._root = _TopicNode()
-
     def __len__(self) -> int:
         return len(self.entries)
+
+
+def cached_lookups(
+    cache: ResultCache,
+    parse: Callable[[str], list[str] | None],
+    match: Callable[[list[str]], frozenset[Hashable]],
+    direct: Callable[[str], frozenset[Hashable]],
+) -> tuple[Callable[[str], frozenset[Hashable]], Callable[[Iterable[str]], list[frozenset[Hashable]]]]:
+    """``lookup`` and ``lookup_many`` through ``cache``, switching it off while it does not pay.
+
+    ``parse`` turns a topic into its words (None: it matches nothing; raises for a bad topic),
+    ``match`` looks words up in the index, ``direct`` does both for one topic. Closures rather
+    than methods: the hit path is then one dict access and a counter in a cell, and
+    ``lookup_many`` looks a chunk of topics up in one C loop when they are all cached (both
+    measured in docs/performance.md, "The default engine").
+    """
+    get = cache.entries.get
+    getitem = cache.entries.__getitem__
+    hits = misses = 0  # of the current window
+    timed = timed_ns = 0  # misses timed in the window, and their time in the index
+    off = 0  # lookups left with the cache off
+    backoff = FIRST_BACKOFF
+    warming = True  # the first window after the cache went on
+
+    def miss(topic: str) -> frozenset[Hashable]:
+        nonlocal hits, misses, off, backoff, timed, timed_ns, warming
+        if off:
+            off -= 1
+            return direct(topic)
+        generation = cache.generation  # read before the index: see ResultCache.store
+        words = parse(topic)
+        misses += 1
+        try:
+            if words is None:
+                result: frozenset[Hashable] = EMPTY
+            elif misses & 7:
+                result = match(words)
+            else:  # one miss in 8 is timed: what a hit saves
+                start = _clock()
+                result = match(words)
+                timed_ns += _clock() - start
+                timed += 1
+        except UnknownTopicError:
+            raise UnknownTopicError(topic) from None
+        if misses >= WINDOW:
+            # What the hits saved against what keeping the cache cost (stores, invalidations,
+            # and the admission of each miss). The first window after the cache went on only
+            # fills it: hits come once topics have been stored.
+            if warming:
+                warming = False
+            elif hits * (timed_ns // max(timed, 1)) < cache.spent_ns + misses * ADMIT_NS:
+                cache.empty()
+                off, backoff, warming = backoff, min(4 * backoff, MAX_BACKOFF), True
+            else:
+                backoff = FIRST_BACKOFF
+            hits = misses = timed = timed_ns = cache.spent_ns = 0
+        if not off:
+            cache.admit(topic, words, result, generation)
+        return result
+
+    def lookup(topic: str) -> frozenset[Hashable]:
+        nonlocal hits
+        try:
+            result = get(topic)
+        except TypeError:  # unhashable: let the dialect raise its typed error
+            return direct(topic)
+        if result is not None:
+            hits += 1
+            return result
+        return miss(topic)
+
+    def lookup_many(topics: Iterable[str]) -> list[frozenset[Hashable]]:
+        nonlocal hits
+        if not isinstance(topics, list):
+            topics = list(topics)
+        out: list[frozenset[Hashable]] = []
+        for start in range(0, len(topics), _CHUNK):
+            chunk = topics[start : start + _CHUNK]
+            try:
+                found = list(map(getitem, chunk))  # all cached: one C loop; raises at a miss
+            except (KeyError, TypeError):
+                out += [lookup(t) for t in chunk]
+            else:
+                hits += len(found)
+                out += found
+        return out
+
+    return lookup, lookup_many
+
+
+#: Topics per C loop of ``lookup_many``: a miss costs at most this many wasted dict accesses.
+_CHUNK: Final = 256

@@ -1,85 +1,173 @@
 """A lazily built DFA over the subscription trie: the default matcher's lookup engine.
 
 The trie's lookup simulates an NFA: after each word it holds the set of trie nodes still alive
-(see :mod:`._trie`). That set depends only on the set before and the word, so it can be
+(see :mod:`._walk`). That set depends only on the set before and the word, so it can be
 memoised: a DFA *state* is a set of live trie nodes, and a *transition* (state, word) -> state is
 computed once, by one step of the trie walk, then read with a single dict access. This is how
 RE2 and Rust's regex run regular expressions; here it turns a lookup into one dict access per
 word plus the final state's subscribers, computed once per state.
 
-Scope and limits:
+**Learning only what repeats.** A state, its frozenset key and its union cost several times a
+plain step of the walk, which is money lost on a transition taken once (a device's own topic
+level, a topic seen once). So a lookup follows the transitions the DFA knows, and at the first
+one it does not know, it notes the word in the state's ``seen`` dict and finishes with the trie's
+own walk from the state's nodes (:func:`~._walk.finish_leaves`). The second time the same
+(state, word) comes, the transition is learnt. Topics that repeat their prefixes end up walking
+the DFA only; one-off suffixes cost a walk, as in the trie, and a dict entry.
+
+**Memory is bounded in bytes.** Each state, transition, noted word and union is charged its
+size (``sys.getsizeof`` of the objects made, and :data:`ENTRY_BYTES` per dict entry) against
+``max_bytes`` (:data:`MAX_BYTES` by default); once it is spent the DFA learns and notes nothing
+more, and lookups walk the trie from where the known transitions end. States are as wide as the
+sets of nodes alive at once (many ``#`` and ``*`` patterns make wide states), and their size is
+charged as it is. ``tests/test_dfa.py`` checks the charge against ``tracemalloc`` on a workload
+made to grow wide states.
+
+Scope:
 
 * The DFA is derived data. Every write to the trie discards it (the trie's writers replace it
-  while its version is odd, see :class:`~._trie.TrieIndex`), and it is rebuilt by the lookups
-  that follow, one transition at a time.
-* At most ``max_transitions`` transitions and as many states are kept; past that the DFA stops
-  learning (new steps are computed and used, not stored) until the next write replaces it.
-  Memory is bounded, and a workload that never repeats costs one step per word, as the trie.
+  while its version is odd, see :class:`~._trie.TrieIndex`).
 * MQTT's ``$`` rule applies to the first word only, so only the initial state looks at it; the
   transition is keyed by the word, which decides it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable
-from typing import TYPE_CHECKING, TypeAlias
+import sys
+from collections.abc import Hashable
+from typing import Final
 
 from ._index import EMPTY
+from ._walk import Node, finish_general, finish_leaves, step, subs_of, walk_general, walk_leaves
 
-if TYPE_CHECKING:
-    from ._trie import _Node
+__all__ = ["DFA", "ENTRY_BYTES", "LEARN_AFTER", "MAX_BYTES", "MAX_OFF_RATIO", "PROBATION"]
 
-Step: TypeAlias = "Callable[[Iterable[_Node], str, _Node | None], dict[_Node, None]]"
-
-__all__ = ["DFA"]
-
-#: Transitions (and states) kept at most. A transition is one dict entry; a state holds its set of
-#: live trie nodes about three times over (its tuple, its frozenset key, its step's fixed part and
-#: children dicts), so memory grows with how wide the states are: many ``#`` and ``*`` patterns
-#: alive at once make wide states.
-MAX_TRANSITIONS = 100_000
+#: Bytes a DFA may grow to by default (states, transitions, noted words, unions).
+MAX_BYTES: Final = 32 * 1024 * 1024
+#: A transition is learnt the time it is taken for this many times (before, the trie's walk
+#: finishes the lookup): learning costs about as much as this many walks of one word from a
+#: state (docs/performance.md, "The default engine", has the measurement).
+LEARN_AFTER: Final = 2
+#: Lookups a new DFA is watched for, and the share of them that may leave its known transitions
+#: before the DFA is retired (see DFA._probe; docs/performance.md, "The default engine").
+PROBATION: Final = 1024
+MAX_OFF_RATIO: Final = 0.9
+#: Charge per dict entry: a key and a value pointer, its hash and index slot, and the
+#: over-allocation of a growing dict (CPython 3.11 keeps tables at most 2/3 full and doubles).
+ENTRY_BYTES: Final = 64
+#: Charge per state beyond its node tuple and key: the object and its two dicts once used.
+_STATE_BYTES: Final = sys.getsizeof(object()) + 10 * 8 + 2 * (64 + 232)
+_sizeof = sys.getsizeof
 
 
 class _State:
-    __slots__ = ("children", "first", "fixed", "next", "nodes", "otherwise", "subs")
+    __slots__ = (
+        "children",
+        "first",
+        "fixed",
+        "found",
+        "frontier",
+        "next",
+        "nodes",
+        "otherwise",
+        "seen",
+        "subs",
+    )
 
-    def __init__(self, nodes: tuple[_Node, ...], first: bool = False) -> None:
+    def __init__(self, nodes: tuple[Node, ...], first: bool = False) -> None:
         self.nodes = nodes
         self.first = first  # the initial state: the only one where MQTT's '$' rule applies
         self.next: dict[str, _State] = {}
+        self.seen: dict[str, int] = {}  # words that left this state, with no transition yet: how often
         self.subs: frozenset[Hashable] | None = None if nodes else EMPTY
         # The step split in two, computed on the first step from here (see DFA._step): the
         # nodes alive after *any* word, and the literal-children dicts to look the word up in.
-        self.fixed: tuple[_Node, ...] | None = None
-        self.children: tuple[dict[str, _Node], ...] = ()
+        self.fixed: tuple[Node, ...] | None = None
+        self.children: tuple[dict[str, Node], ...] = ()
         self.otherwise: _State | None = None  # the state after a word no literal child has
+        # For a walk that goes on from here in a trie of '#' leaves (finish_leaves): the nodes
+        # that are not '#', and the subscribers of the '#' leaves, which match whatever follows.
+        self.frontier: list[Node] | None = None
+        self.found: tuple[frozenset[Hashable], ...] = ()
 
 
 class DFA:
-    __slots__ = ("dollar_rule", "max_transitions", "root", "states", "step", "transitions")
+    """The lazily learnt DFA of one version of a trie rooted at ``trie_root``.
+
+    ``leaves`` says that every ``#`` node of that trie is a leaf (the faster walk applies).
+    ``version`` is the trie's version it describes: the trie uses it only while that is current.
+    """
+
+    __slots__ = (
+        "bytes",
+        "dollar_rule",
+        "learn_after",
+        "leaves",
+        "lookup",
+        "lookups",
+        "max_bytes",
+        "offs",
+        "retired",
+        "root",
+        "states",
+        "transitions",
+        "version",
+    )
 
     def __init__(
-        self, trie_root: _Node, dollar_rule: bool, step: Step, max_transitions: int = MAX_TRANSITIONS
+        self, trie_root: Node, dollar_rule: bool, leaves: bool, version: int = 0, max_bytes: int = MAX_BYTES
     ) -> None:
-        # ``step`` is the trie's own walk step (_trie.step): the DFA only memoises it.
-        self.step = step
+        self.version = version  # the trie's version this DFA describes (the trie checks it)
+        self.learn_after = LEARN_AFTER
         nodes = (trie_root,) if trie_root.hash is None else (trie_root, trie_root.hash)
         self.root = _State(nodes, first=True)
-        self.states: dict[frozenset[_Node], _State] = {frozenset(nodes): self.root}
+        self.states: dict[frozenset[Node], _State] = {frozenset(nodes): self.root}
         self.dollar_rule = dollar_rule
-        self.max_transitions = max_transitions
+        self.leaves = leaves
+        self.max_bytes = max_bytes
+        self.bytes = 0  # charged so far; approximate under races, it only bounds memory
         self.transitions = 0
+        # Probation (see _probe): the trie calls ``lookup``, which counts the first lookups and
+        # how many left the known transitions, then becomes ``match`` or retires the DFA.
+        self.lookup = self._probe
+        self.lookups = 0
+        self.offs = 0
+        self.retired = False
+
+    def _probe(self, words: list[str]) -> frozenset[Hashable]:
+        """:meth:`match`, counted: keep the DFA only if, of the :data:`PROBATION` lookups that
+        follow its first :data:`PROBATION` (those teach it), fewer than :data:`MAX_OFF_RATIO`
+        left its known transitions.
+
+        On topics that do not repeat their prefixes (a device's own level, topics seen once),
+        nearly every lookup leaves the DFA early and finishes with the trie's walk; then the
+        DFA's bookkeeping costs more than the few words it saves, and the trie is better off
+        without it (``retired``; see :meth:`~._trie.TrieIndex.match` for when it tries again).
+        """
+        lookups = self.lookups = self.lookups + 1
+        if lookups == PROBATION:
+            self.offs = 0  # the first half taught it; the second half judges it
+        result = self.match(words)
+        if lookups >= 2 * PROBATION:
+            if self.offs > MAX_OFF_RATIO * PROBATION:
+                self.retired = True
+            else:
+                self.lookup = self.match
+        return result
 
     def match(self, words: list[str]) -> frozenset[Hashable]:
         state = self.root
-        for word in words:
+        for i, word in enumerate(words):
             nxt = state.next.get(word)
-            state = self._step(state, word) if nxt is None else nxt
+            if nxt is None:
+                return self._off(state, words, i)
+            state = nxt
         subs = state.subs
         return self.subscribers(state) if subs is None else subs
 
     def advance(self, state: _State, word: str) -> _State:
-        """The state after ``word`` from ``state`` (for callers that walk many topics at once)."""
+        """The state after ``word`` from ``state``, learnt at once (for callers that walk many
+        topics at once and need a state for each, such as the Spark workers)."""
         nxt = state.next.get(word)
         return self._step(state, word) if nxt is None else nxt
 
@@ -88,19 +176,70 @@ class DFA:
         subs = state.subs
         if subs is None:
             # The union is computed once per state, then every lookup ending here reuses it.
-            # One union of all the sets, not a chain of ``|``: each ``|`` copies what came
-            # before, quadratic when a state holds many subscribed nodes (``#`` patterns).
-            found = [node.subs for node in state.nodes if node.subs]
+            found = [subs for subs in map(subs_of, state.nodes) if subs]
             subs = EMPTY if not found else found[0] if len(found) == 1 else frozenset().union(*found)
-            state.subs = subs
+            if len(found) < 2:  # a node's own set: nothing new is kept
+                state.subs = subs
+            elif self.bytes < self.max_bytes:
+                self.bytes += _sizeof(subs)
+                state.subs = subs
         return subs
+
+    def _off(self, state: _State, words: list[str], i: int) -> frozenset[Hashable]:
+        """Finish a lookup that left the known transitions at ``state``, before ``words[i]``.
+
+        The transition is counted in the state's ``seen``; the :data:`LEARN_AFTER`-th time it
+        is learnt and the lookup goes on in the DFA. Otherwise the trie's walk finishes it from
+        the state's nodes.
+        """
+        if not state.nodes:
+            return EMPTY  # the dead state: no pattern can match any more
+        self.offs += 1
+        n = len(words)
+        while True:
+            word = words[i]
+            seen = state.seen
+            count = seen.get(word, 0) + 1
+            if count < self.learn_after or self.bytes >= self.max_bytes:
+                break
+            seen.pop(word, None)  # another reader may have learnt it at the same time
+            state = self._step(state, word)
+            i += 1
+            while i < n:  # on through the transitions the DFA knows
+                nxt = state.next.get(words[i])
+                if nxt is None:
+                    break
+                state = nxt
+                i += 1
+            else:
+                subs = state.subs
+                return self.subscribers(state) if subs is None else subs
+        if self.bytes < self.max_bytes:
+            if count == 1:
+                self.bytes += ENTRY_BYTES + _sizeof(word)
+            seen[word] = count
+        if state.first and self.dollar_rule and word[:1] == "$":
+            root = state.nodes[0]
+            return walk_leaves(root, words, True) if self.leaves else walk_general(root, words, True)
+        if not self.leaves:
+            return finish_general(dict.fromkeys(state.nodes), words[i:])
+        frontier = state.frontier
+        if frontier is None:
+            frontier = [node for node in state.nodes if not node.is_hash]
+            found = tuple(subs for node in state.nodes if node.is_hash and (subs := subs_of(node)))
+            if self.bytes < self.max_bytes:
+                self.bytes += _sizeof(frontier) + _sizeof(found)
+                state.frontier, state.found = frontier, found
+        else:
+            found = state.found
+        return finish_leaves(frontier, list(found), words[i:])
 
     def _step(self, state: _State, word: str) -> _State:
         """One step of the trie walk from ``state`` on ``word``; remembered while there is room.
 
         A step from a set of trie nodes is, for any word, the same *fixed* part (the ``#`` nodes,
         which absorb the word, and every ``*`` child, each with its own ``#`` child) plus the
-        literal children named ``word`` (each with its ``#`` child): this is ``_trie.step``
+        literal children named ``word`` (each with its ``#`` child): this is ``_walk.step``
         rearranged. Each state keeps its fixed part and its nodes' children dicts, so a cold
         step costs a dict lookup per dict; and a word that no dict holds (most words, in a
         state that ``#`` or ``*`` patterns keep wide) leads to one state per source state,
@@ -112,13 +251,17 @@ class DFA:
             return state  # dead: nothing can match any more
         if state.first and self.dollar_rule and word[:1] == "$":
             # MQTT's '$' rule: only the root's literal branch (nodes[0] is the root).
-            return self._remember(state, word, self.step(nodes, word, nodes[0]))
+            return self._remember(state, word, step(nodes, word, nodes[0]))
         fixed = state.fixed
         if fixed is None:
-            fixed, state.children = self._split(nodes)
-            state.fixed = fixed
-        alive: dict[_Node, None] | None = None
-        for children in state.children:
+            fixed, dicts = self._split(nodes)
+            if self.bytes < self.max_bytes:
+                state.fixed, state.children = fixed, dicts
+                self.bytes += _sizeof(fixed) + _sizeof(dicts)
+        else:
+            dicts = state.children
+        alive: dict[Node, None] | None = None
+        for children in dicts:
             child = children.get(word)
             if child is not None:
                 if alive is None:
@@ -131,16 +274,16 @@ class DFA:
         target = state.otherwise
         if target is None:
             target = self._remember(state, word, dict.fromkeys(fixed))
-            if self.transitions < self.max_transitions:
+            if self.bytes < self.max_bytes:
                 state.otherwise = target
             return target
         self._link(state, word, target)
         return target
 
     @staticmethod
-    def _split(nodes: tuple[_Node, ...]) -> tuple[tuple[_Node, ...], tuple[dict[str, _Node], ...]]:
+    def _split(nodes: tuple[Node, ...]) -> tuple[tuple[Node, ...], tuple[dict[str, Node], ...]]:
         """The fixed part of a step from ``nodes`` and the children dicts to look words up in."""
-        fixed: dict[_Node, None] = {}
+        fixed: dict[Node, None] = {}
         for node in nodes:
             if node.is_hash:
                 fixed[node] = None
@@ -151,20 +294,21 @@ class DFA:
                     fixed[star.hash] = None
         return tuple(fixed), tuple(node.children for node in nodes if node.children)
 
-    def _remember(self, state: _State, word: str, alive: dict[_Node, None]) -> _State:
+    def _remember(self, state: _State, word: str, alive: dict[Node, None]) -> _State:
         """The state of the node set ``alive``, reached from ``state`` by ``word``."""
         key = frozenset(alive)
         target = self.states.get(key)
-        room = self.transitions < self.max_transitions
         if target is None:
             target = _State(tuple(alive))
-            if room:
+            if self.bytes < self.max_bytes:
                 target = self.states.setdefault(key, target)
+                self.bytes += _STATE_BYTES + ENTRY_BYTES + _sizeof(target.nodes) + _sizeof(key)
         self._link(state, word, target)
         return target
 
     def _link(self, state: _State, word: str, target: _State) -> None:
         """Remember the transition ``state`` --``word``--> ``target`` while there is room."""
-        if self.transitions < self.max_transitions:
+        if self.bytes < self.max_bytes:
             state.next[word] = target
-            self.transitions += 1  # approximate under races; it only bounds memory
+            self.bytes += ENTRY_BYTES + _sizeof(word)
+            self.transitions += 1

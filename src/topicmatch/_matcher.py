@@ -13,7 +13,7 @@ from functools import partial
 from types import MappingProxyType
 from typing import Final, TypeVar
 
-from ._cache import ResultCache
+from ._cache import ResultCache, cached_lookups
 from ._cstrie import CSTrieIndex
 from ._dialects import Dialect, make_dialect
 from ._errors import ConfigurationError, InvalidPatternError, InvalidSubscriberError, UnknownTopicError
@@ -177,9 +177,10 @@ class Matcher(_Reader):
             raise ConfigurationError(f"cache_size must be an int >= 0, not {cache_size!r}")
         self._cache = ResultCache(cache_size, dollar) if cache_size else None
         if self._cache is not None:
-            # Bind the cached paths on the instance: the hot path then costs one dict lookup.
-            self.lookup = self._lookup_cached  # type: ignore[method-assign]
-            self.lookup_many = self._lookup_many_cached  # type: ignore[method-assign]
+            # The cached paths are closures bound on the instance (see _cache.cached_lookups).
+            self.lookup, self.lookup_many = cached_lookups(  # type: ignore[method-assign, assignment]
+                self._cache, self._parse_topic, self._index.match, self._lookup_direct
+            )
 
     def __repr__(self) -> str:
         cache = f" cache={self._cache.max_size}" if self._cache is not None else ""
@@ -266,50 +267,19 @@ class Matcher(_Reader):
         return space
 
     # -- reads ---------------------------------------------------------------------------
-    def _lookup_cached(self, topic: str) -> frozenset[Hashable]:
-        assert self._cache is not None
-        try:
-            result = self._cache.entries.get(topic)
-        except TypeError:  # unhashable: let the dialect raise its typed error
-            return self._lookup_direct(topic)
-        if result is not None:
-            return result
-        return self._lookup_miss(topic)
-
-    def _lookup_miss(self, topic: str) -> frozenset[Hashable]:
-        cache = self._cache
-        assert cache is not None
-        generation = cache.generation  # read before the index: see ResultCache.store
-        words = self._parse_topic(topic)
-        if words is None:
-            result = EMPTY
-        else:
-            try:
-                result = self._index.match(words)
-            except UnknownTopicError:
-                raise UnknownTopicError(topic) from None
-        if topic in cache.seen:  # second miss: worth storing (admission, see _cache.py)
-            cache.store(topic, words, result, generation)
-        else:
-            cache.remember(topic)
-        return result
-
-    def _lookup_many_cached(self, topics: Iterable[str]) -> list[frozenset[Hashable]]:
-        assert self._cache is not None
-        get, miss = self._cache.entries.get, self._lookup_miss
-        return [r if (r := get(t)) is not None else miss(t) for t in topics]
-
     def snapshot(self) -> MatcherSnapshot:
         """A read-only view of this instant. O(1) on ``cstrie``; a copy (O(n)) elsewhere."""
         return MatcherSnapshot(self._index.snapshot(), self._dialect)
 
     @property
     def cache_info(self) -> Mapping[str, int]:
-        """``size`` and ``max_size`` of the result cache (both 0 when it is off)."""
+        """``size`` and ``max_size`` of the result cache (both 0 without one), and ``bytes``
+        charged to it; the cache switches itself off while its hit rate is low (see
+        docs/implementation.md), and is then empty."""
         cache = self._cache
         if cache is None:
-            return MappingProxyType({"size": 0, "max_size": 0})
-        return MappingProxyType({"size": len(cache), "max_size": cache.max_size})
+            return MappingProxyType({"size": 0, "max_size": 0, "bytes": 0})
+        return MappingProxyType({"size": len(cache), "max_size": cache.max_size, "bytes": cache.bytes})
 
 
 def _check_subscriber(subscriber: object) -> None:

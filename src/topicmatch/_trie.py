@@ -1,17 +1,7 @@
 """The subscription trie: one node per word, wildcard branches, one lock for writers.
 
-Layout: a node holds a dict of literal children, one ``star`` child (the ``*``/``+`` branch) and
-one ``hash`` child (the ``#`` branch), plus the subscribers of the patterns that end there.
-Wildcards live in their own slots rather than under a key in the dict, so a published word that
-happens to be spelled ``*`` can never walk into a wildcard branch, and the lookup loop needs no
-string comparisons to find them.
-
-Lookup is a breadth-first walk that keeps the *set of nodes* still alive after each word (the
-states of the equivalent NFA). A ``#`` node stays alive after absorbing a word and also lets its
-children continue, which handles "zero or more words" without backtracking: each word costs at
-most one step per node of the trie, so any pattern, however many ``#`` it has, matches in
-O(words x nodes) — never exponentially. While the trie holds no ``#`` node at all, no node can be
-reached twice, so the walk uses plain lists and skips de-duplication (the common, faster case).
+The nodes and the lookup walks live in :mod:`._walk`; this module holds the writers and the
+concurrency around them.
 
 Concurrency: writers serialise on one lock. Readers take no lock: every write publishes with a
 single store (a fully built branch is linked last; a node's subscriber set is a frozenset
@@ -27,83 +17,17 @@ from __future__ import annotations
 import threading
 from collections.abc import Hashable, Iterable
 
-from ._dfa import DFA
-from ._index import EMPTY, Index, Item
-from ._words import HASH, STAR, Token, Tokens
+from ._dfa import DFA, LEARN_AFTER, MAX_BYTES, PROBATION
+from ._index import Index, Item
+from ._walk import Node, walk_general, walk_leaves
+from ._words import HASH, STAR, Tokens
 
-__all__ = ["TrieIndex"]
+__all__ = ["QUIET_LOOKUPS", "TrieIndex"]
 
-
-class _Node:
-    __slots__ = ("by_pattern", "children", "hash", "is_hash", "star", "subs")
-
-    def __init__(self, is_hash: bool = False) -> None:
-        self.children: dict[str, _Node] = {}
-        self.star: _Node | None = None
-        self.hash: _Node | None = None
-        self.is_hash = is_hash
-        # Readers look only at ``subs`` (the union over patterns ending here, replaced whole on
-        # every change); ``by_pattern`` is the writers' own record, guarded by the lock.
-        self.subs: frozenset[Hashable] = EMPTY
-        self.by_pattern: dict[str, frozenset[Hashable]] = {}
-
-    def child(self, token: Token) -> _Node | None:
-        if token is STAR:
-            return self.star
-        if token is HASH:
-            return self.hash
-        return self.children.get(token)  # type: ignore[arg-type]
-
-    def link(self, token: Token, node: _Node | None) -> None:
-        if token is STAR:
-            self.star = node
-        elif token is HASH:
-            self.hash = node
-        elif node is None:
-            del self.children[token]  # type: ignore[arg-type]
-        else:
-            self.children[token] = node  # type: ignore[index]
-
-    def is_empty(self) -> bool:
-        return not self.by_pattern and not self.children and self.star is None and self.hash is None
-
-
-def step(alive: Iterable[_Node], word: str, dollar_root: _Node | None = None) -> dict[_Node, None]:
-    """One word of the NFA walk: the nodes alive after ``word``, given those alive before it.
-
-    A dict is an ordered set: a node reached twice is kept once, which is what keeps ``#``
-    polynomial. A ``#`` node stays alive (it absorbs the word too), and reaching a node also
-    reaches its ``#`` child (zero words). ``dollar_root`` is MQTT's ``$`` rule for the first
-    word: only the literal branch of that root is taken, no leading wildcard.
-    """
-    out: dict[_Node, None] = {}
-    if dollar_root is not None:
-        child = dollar_root.children.get(word)
-        if child is not None:
-            out[child] = None
-            if child.hash is not None:
-                out[child.hash] = None
-        return out
-    for node in alive:
-        if node.is_hash:
-            out[node] = None
-        child = node.children.get(word)
-        if child is not None:
-            out[child] = None
-            if child.hash is not None:
-                out[child.hash] = None
-        child = node.star
-        if child is not None:
-            out[child] = None
-            if child.hash is not None:
-                out[child.hash] = None
-    return out
-
-
-def _union(by_pattern: dict[str, frozenset[Hashable]]) -> frozenset[Hashable]:
-    if len(by_pattern) == 1:
-        return next(iter(by_pattern.values()))
-    return frozenset().union(*by_pattern.values())
+#: Lookups one version of the trie must last before it gets a DFA (see TrieIndex._settle), and
+#: the longest wait after DFAs were retired.
+QUIET_LOOKUPS = 64
+MAX_QUIET = 1 << 20
 
 
 class TrieIndex(Index):
@@ -117,12 +41,24 @@ class TrieIndex(Index):
 
     def __init__(self, dollar_rule: bool, dfa: bool = False) -> None:
         super().__init__(dollar_rule)
-        self._root = _Node()
+        self._root = Node()
         self._lock = threading.Lock()
         self._version = 0  # odd while a writer changes the trie
         self._use_dfa = dfa
-        self._dfa: DFA | None = DFA(self._root, dollar_rule, step) if dfa else None
-        self._hash_nodes = 0
+        # '#' nodes followed by a word (AMQP's 'a.#.b'); while there are none, lookups take the
+        # faster walk of a trie whose '#' nodes are leaves (walk_leaves). Raised before such a
+        # node is linked and lowered after it is unlinked, so a reader never takes the leaf walk
+        # through one: the general walk is right for every trie.
+        self._inner_hash = 0
+        self._dfa: DFA | None = None  # made by readers once a version has lasted (_settle)
+        self._quiet_version = -1  # the version whose lookups _quiet counts
+        self._quiet = 0
+        self._backoff = 0  # lookups added to the wait for a DFA while DFAs get retired
+        self._retired: DFA | None = None
+        # The DFA's tuning, per index so that benchmarks/default_engine.py can compare settings.
+        self.quiet_lookups = QUIET_LOOKUPS
+        self.learn_after = LEARN_AFTER
+        self.dfa_bytes = MAX_BYTES
         self._count = 0
 
     # -- writers -------------------------------------------------------------------------
@@ -130,7 +66,7 @@ class TrieIndex(Index):
         with self._lock:
             added = self._add(pattern, tokens, frozenset((subscriber,)))
             if added:
-                self._changed()
+                self._version += 1
             return bool(added)
 
     def add_many(self, items: Iterable[Item]) -> int:
@@ -138,16 +74,13 @@ class TrieIndex(Index):
 
         Adding k subscribers to one pattern one by one costs O(k^2), as every add replaces the
         pattern's frozenset with a copy one larger; here each pattern's set is replaced once.
-        The DFA is dropped for the whole call and built once at the end (empty: it learns from
-        lookups). Concurrent readers see each pattern's new subscribers appear together, one
-        pattern after another: while the call runs the version stays odd (so no DFA is used)
-        and moves on with every pattern, so a lookup that overlapped a change retries.
+        Concurrent readers see each pattern's new subscribers appear together, one pattern after
+        another: while the call runs the version stays odd (so no DFA is used) and moves on with
+        every pattern, so a lookup that overlapped a change retries.
         """
         added = 0
         with self._lock:
-            dfa = self._dfa
             self._version += 1  # odd until the end
-            self._dfa = None
             try:
                 for pattern, tokens, subscribers in items:
                     new = self._add(pattern, tokens, frozenset(subscribers))
@@ -155,19 +88,15 @@ class TrieIndex(Index):
                         self._version += 2  # still odd, but moved: overlapping lookups retry
                         added += new
             finally:
-                if added:
-                    self._changed()
-                else:  # nothing changed: the DFA is still exact, and keeps what it learnt
-                    self._dfa = dfa
-                    self._version += 1
+                self._version += 1
         return added
 
     def _add(self, pattern: str, tokens: Tokens, subscribers: frozenset[Hashable]) -> int:
         """Add ``subscribers`` to ``pattern``, the lock held; how many were new.
 
-        A change makes the version odd first (unless the caller has), and the caller ends it
-        with :meth:`_changed`. The readers see it as one store: a new branch is built off to
-        the side and linked last; an existing node gets a new frozenset.
+        A change makes the version odd first (unless the caller has), and the caller makes it
+        even again. The readers see it as one store: a new branch is built off to the side and
+        linked last; an existing node publishes its new subscribers (:meth:`Node.add`).
         """
         node = self._root
         i, n = 0, len(tokens)
@@ -179,30 +108,29 @@ class TrieIndex(Index):
                 break
             node = nxt
             i += 1
-        old = node.by_pattern.get(pattern, EMPTY) if i == n else EMPTY
-        added = len(subscribers - old) if old else len(subscribers)
-        if not added:
-            return 0
-        self._version |= 1  # odd: a change is under way
-        if i < n:
-            head = tail = _Node(tokens[i] is HASH)
+        if i == n:
+            old = node.by_pattern.get(pattern)
+            if old is not None and subscribers.issubset(old):
+                return 0
+            self._version |= 1  # odd: a change is under way
+            added = node.add(pattern, subscribers)
+        else:
+            self._version |= 1
+            head = tail = Node(tokens[i] is HASH)
             for token in tokens[i + 1 :]:
-                new = _Node(token is HASH)
+                new = Node(token is HASH)
                 tail.link(token, new)
                 tail = new
-            tail.by_pattern[pattern] = tail.subs = subscribers
-            self._hash_nodes += tokens[i:].count(HASH)
+            added = tail.add(pattern, subscribers)
+            self._inner_hash += tokens[i:-1].count(HASH) + (node.is_hash and not node.children)
             node.link(tokens[i], head)
-        else:
-            node.by_pattern[pattern] = old | subscribers if old else subscribers
-            node.subs = _union(node.by_pattern)
         self._count += added
         return added
 
     def remove(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
         with self._lock:
             node = self._root
-            path: list[_Node] = [node]
+            path: list[Node] = [node]
             for token in tokens:
                 nxt = node.star if token is STAR else node.hash if token is HASH else node.children.get(token)  # type: ignore[arg-type]
                 if nxt is None:
@@ -213,103 +141,89 @@ class TrieIndex(Index):
             if old is None or subscriber not in old:
                 return False
             self._version += 1  # odd: a change is under way
-            left = old - {subscriber}
-            if left:
-                node.by_pattern[pattern] = left
-            else:
-                del node.by_pattern[pattern]
-            node.subs = _union(node.by_pattern) if node.by_pattern else EMPTY
+            node.remove(pattern, subscriber)
             self._count -= 1
             # Prune branches left empty; this changes no lookup result, only memory.
             for depth in range(len(tokens), 0, -1):
                 node = path[depth]
                 if not node.is_empty():
                     break
-                path[depth - 1].link(tokens[depth - 1], None)
-                if node.is_hash:
-                    self._hash_nodes -= 1
-            self._changed()
+                parent = path[depth - 1]
+                parent.link(tokens[depth - 1], None)
+                if parent.is_hash and not parent.children:
+                    self._inner_hash -= 1
+            self._version += 1
             return True
-
-    def _changed(self) -> None:
-        """End a change: discard the DFA derived from the old trie, then make the version even."""
-        if self._use_dfa:
-            self._dfa = DFA(self._root, self.dollar_rule, step)
-        self._version += 1
 
     # -- readers -------------------------------------------------------------------------
     def stable_dfa(self) -> DFA | None:
-        """The DFA of the current version, for a caller that walks it directly; None when there
-        is none or a write is under way. It stays exact only while nobody writes: a caller that
-        cannot rule out writers must use :meth:`match`, which validates the version."""
+        """The DFA of the current version, for a caller that walks it directly; None when the
+        trie has none or a write is under way. It stays exact only while nobody writes: a caller
+        that cannot rule out writers must use :meth:`match`, which validates the version."""
+        version = self._version
+        if not self._use_dfa or version & 1:
+            return None
         dfa = self._dfa
-        return dfa if dfa is not None and not self._version & 1 else None
+        if dfa is None or dfa.version != version:
+            dfa = self._dfa = self._new_dfa(version)
+        return dfa
 
     def match(self, words: list[str]) -> frozenset[Hashable]:
         while True:
             version = self._version
             dfa = self._dfa
-            if dfa is not None and not version & 1:
-                # No write under way: the DFA of this version is exact. A write that starts
-                # before we finish changes the version, and we retry.
-                result = dfa.match(words)
-            elif self._hash_nodes or (self.dollar_rule and words and words[0][:1] == "$"):
-                result = self._match_general(words)
+            if dfa is not None and dfa.version == version and not dfa.retired:
+                # The DFA learnt from this version, and no write has begun since (a write makes
+                # the version odd first): it is exact. A write that starts before we finish
+                # moves the version, and we retry.
+                result = dfa.lookup(words)
             else:
-                result = self._match_plain(words)
+                if self._inner_hash:
+                    result = walk_general(self._root, words, self.dollar_rule)
+                else:
+                    result = walk_leaves(self._root, words, self.dollar_rule)
+                if self._use_dfa and not version & 1:
+                    self._settle(version, dfa)
             if self._version == version:
                 return result
 
-    def _match_plain(self, words: list[str]) -> frozenset[Hashable]:
-        # No '#' anywhere: a frontier never holds the same node twice. Hot path: locals only;
-        # binding ``nxt.append`` to a local measured slower than calling it on these short lists.
-        nodes = [self._root]
-        for word in words:
-            nxt: list[_Node] = []
-            for node in nodes:
-                child = node.children.get(word)
-                if child is not None:
-                    nxt.append(child)
-                child = node.star
-                if child is not None:
-                    nxt.append(child)
-            if not nxt:
-                return EMPTY
-            nodes = nxt
-        result = EMPTY
-        for node in nodes:
-            subs = node.subs
-            if subs:
-                # Most lookups match one node: return its frozenset itself, allocate nothing.
-                result = subs if not result else result | subs
-        return result
+    def _settle(self, version: int, dfa: DFA | None) -> None:
+        """Count a lookup that walked the trie; give the version a DFA once it has lasted.
 
-    def _match_general(self, words: list[str]) -> frozenset[Hashable]:
-        root = self._root
-        dollar = self.dollar_rule and bool(words) and words[0][:1] == "$"
-        alive: dict[_Node, None] = {root: None}
-        if root.hash is not None and not dollar:
-            alive[root.hash] = None
-        for word in words:
-            alive = step(alive, word, root if dollar else None)
-            if not alive:
-                return EMPTY
-            dollar = False  # the rule concerns the first level only
-        result = EMPTY
-        for node in alive:
-            subs = node.subs
-            if subs:
-                result = subs if not result else result | subs
-        return result
+        A DFA pays for itself only over many lookups of one version of the trie (it learns a
+        transition the :data:`~._dfa.LEARN_AFTER`-th time it is taken), and every write ends
+        a version. So after a write, lookups walk the trie until the version has lasted
+        ``quiet_lookups`` of them: under a steady stream of writes (subscription churn) no DFA
+        is built at all. After a DFA was retired by its probation (topics that do not repeat),
+        the next one waits four times as long as the last, up to :data:`MAX_QUIET` more lookups
+        (the traffic may have changed); a DFA that passes resets the wait. The counts are
+        heuristics; a race that loses an increment only delays a DFA.
+        """
+        if self._quiet_version != version:
+            if dfa is not None and not dfa.retired and dfa.lookups >= 2 * PROBATION:
+                self._backoff = 0  # the last version's DFA passed its probation
+            self._quiet_version, self._quiet = version, 0
+        if dfa is not None and dfa.retired and dfa.version == version and dfa is not self._retired:
+            self._retired = dfa
+            self._backoff = min(4 * max(self._backoff, dfa.lookups), MAX_QUIET)
+            self._quiet = 0
+        self._quiet += 1
+        if self._quiet >= self.quiet_lookups + self._backoff:
+            self._dfa = self._new_dfa(version)
+
+    def _new_dfa(self, version: int) -> DFA:
+        dfa = DFA(self._root, self.dollar_rule, not self._inner_hash, version, self.dfa_bytes)
+        dfa.learn_after = self.learn_after
+        return dfa
 
     # -- whole-state views ---------------------------------------------------------------------
     def items(self) -> list[Item]:
         with self._lock:
             out: list[Item] = []
-            stack: list[tuple[_Node, Tokens]] = [(self._root, ())]
+            stack: list[tuple[Node, Tokens]] = [(self._root, ())]
             while stack:
                 node, prefix = stack.pop()
-                for pattern, subs in node.by_pattern.items():
+                for pattern, subs in node.items():
                     out.append((pattern, prefix, subs))
                 for word, child in node.children.items():
                     stack.append((child, (*prefix, word)))

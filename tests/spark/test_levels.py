@@ -104,7 +104,7 @@ def test_a_full_dfa_still_gives_exact_results() -> None:
     pairs = [("a.*", "x"), ("*.b", "y"), ("a.#", "z"), ("c", "x")]
     table = Subscriptions.from_pairs(pairs)
     compiled = Compiled("amqp", False, table.payload())
-    compiled.matcher._index.stable_dfa().max_transitions = 2  # type: ignore[attr-defined]
+    compiled.matcher._index.stable_dfa().max_bytes = 2  # type: ignore[attr-defined]
     topics: list[str | None] = ["a.b", "a.c", "q.b", "c", "a", "a.b.c", "c.c", "a.b"]
     for _ in range(3):
         assert _got(table, compiled, topics) == _expected(table, topics)

@@ -1,0 +1,346 @@
+"""The trie's node and its lookup walks, shared by the trie and the DFA run over it.
+
+Layout: a node holds a dict of literal children, one ``star`` child (the ``*``/``+`` branch) and
+one ``hash`` child (the ``#`` branch), plus the subscribers of the patterns that end there.
+Wildcards live in their own slots rather than under a key in the dict, so a published word that
+happens to be spelled ``*`` can never walk into a wildcard branch, and the lookup loop needs no
+string comparisons to find them.
+
+Lookup is a breadth-first walk that keeps the *set of nodes* still alive after each word (the
+states of the equivalent NFA). A ``#`` node stays alive after absorbing a word and also lets its
+children continue, which handles "zero or more words" without backtracking: each word costs at
+most one step per node of the trie, so any pattern, however many ``#`` it has, matches in
+O(words x nodes), never exponentially (:func:`walk_general`). When every ``#`` node is a leaf
+(every MQTT and NATS table, and AMQP tables without ``a.#.b``), no node can be reached twice and
+a ``#`` leaf's subscribers can be gathered as soon as its parent is reached, so the walk keeps a
+plain list and no set (:func:`walk_leaves`, the common, faster case).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Iterator
+from typing import Final
+
+from ._index import EMPTY
+from ._words import HASH, STAR, Token
+
+__all__ = [
+    "SMALL",
+    "Node",
+    "finish_general",
+    "finish_leaves",
+    "materialize",
+    "step",
+    "subs_of",
+    "union_of",
+    "walk_general",
+    "walk_leaves",
+]
+
+
+#: A node whose patterns hold more (pattern, subscriber) pairs than this is *big*: its union of
+#: subscribers is made by the readers, once per change, instead of by every write.
+SMALL: Final = 64
+
+
+class Node:
+    """A trie node: literal children, the ``*`` and ``#`` children, the subscribers ending here.
+
+    Readers look at ``subs``: the union of the subscribers of the patterns that end here, a
+    frozenset replaced whole on every change, or None for a big node (more than :data:`SMALL`
+    pairs here) changed since a reader last looked (see :func:`materialize`). Writers keep
+    ``by_pattern`` (pattern -> its subscribers: a frozenset while small, a set once big, so that a
+    subscribe or unsubscribe of one pair costs O(1) whatever the pattern's size) and, for a big
+    node, ``counts`` (subscriber -> how many of the patterns here hold it). So a write costs
+    O(pairs written + SMALL), never O(the node's patterns or subscribers); a reader pays O(the
+    node's subscribers) once after a change, as any lookup that returns them must.
+    """
+
+    __slots__ = (
+        "by_pattern",
+        "children",
+        "counts",
+        "hash",
+        "is_hash",
+        "pairs",
+        "stamp",
+        "star",
+        "subs",
+        "view",
+    )
+
+    def __init__(self, is_hash: bool = False) -> None:
+        self.children: dict[str, Node] = {}
+        self.star: Node | None = None
+        self.hash: Node | None = None
+        self.is_hash = is_hash
+        self.subs: frozenset[Hashable] | None = EMPTY
+        self.by_pattern: dict[str, frozenset[Hashable] | set[Hashable]] = {}
+        self.pairs = 0  # sum of the sizes of by_pattern's sets
+        self.counts: dict[Hashable, int] | None = None  # big nodes only
+        self.stamp: object = None  # big nodes: replaced after every change
+        self.view: tuple[object, frozenset[Hashable]] | None = None  # readers' union of a stamp
+
+    def link(self, token: Token, node: Node | None) -> None:
+        if token is STAR:
+            self.star = node
+        elif token is HASH:
+            self.hash = node
+        elif node is None:
+            del self.children[token]  # type: ignore[arg-type]
+        else:
+            self.children[token] = node  # type: ignore[index]
+
+    def is_empty(self) -> bool:
+        return not self.by_pattern and not self.children and self.star is None and self.hash is None
+
+    # -- writers (the trie's lock held) ---------------------------------------------------
+    def add(self, pattern: str, subscribers: frozenset[Hashable]) -> int:
+        """Add ``subscribers`` to ``pattern`` here; how many were new. O(len(subscribers) + SMALL)."""
+        by_pattern = self.by_pattern
+        old = by_pattern.get(pattern)
+        if old is None:
+            fresh = subscribers
+            by_pattern[pattern] = subscribers if len(subscribers) <= SMALL else set(subscribers)
+        else:
+            fresh = subscribers.difference(old)  # O(len(subscribers))
+            if not fresh:
+                return 0
+            if type(old) is set:
+                old |= fresh
+            else:
+                merged = old | fresh
+                by_pattern[pattern] = merged if len(merged) <= SMALL else set(merged)
+        self.pairs += len(fresh)
+        self._publish(fresh, ())
+        return len(fresh)
+
+    def remove(self, pattern: str, subscriber: Hashable) -> bool:
+        """Remove one pair here; False if it was not here. O(SMALL)."""
+        by_pattern = self.by_pattern
+        old = by_pattern.get(pattern)
+        if old is None or subscriber not in old:
+            return False
+        if len(old) == 1:
+            del by_pattern[pattern]
+        elif type(old) is set:
+            old.discard(subscriber)
+        else:
+            by_pattern[pattern] = old - {subscriber}
+        self.pairs -= 1
+        self._publish((), (subscriber,))
+        return True
+
+    def _publish(self, added: Iterable[Hashable], removed: Iterable[Hashable]) -> None:
+        """Bring the readers' view up to date after a change of the patterns here.
+
+        Small node: the new union, O(SMALL). Big node: ``counts`` follows the change, a new
+        ``stamp`` tells readers their cached union is old, and ``subs`` becomes None. The order
+        of the stores matters for lock-free readers: ``counts`` is complete before ``subs`` is
+        None, and ``subs`` is a frozenset again before ``counts`` goes.
+        """
+        counts = self.counts
+        if self.pairs > SMALL:
+            if counts is None:
+                counts = {}
+                for subs in self.by_pattern.values():
+                    for subscriber in subs:
+                        counts[subscriber] = counts.get(subscriber, 0) + 1
+                self.counts = counts
+            else:
+                for subscriber in added:
+                    counts[subscriber] = counts.get(subscriber, 0) + 1
+                for subscriber in removed:
+                    left = counts[subscriber] - 1
+                    if left:
+                        counts[subscriber] = left
+                    else:
+                        del counts[subscriber]
+            self.stamp = object()
+            self.subs = None
+            return
+        values = list(self.by_pattern.values())
+        if not values:
+            self.subs = EMPTY
+        elif len(values) == 1:
+            only = values[0]
+            self.subs = only if type(only) is frozenset else frozenset(only)
+        else:
+            self.subs = frozenset().union(*values)
+        self.counts = None
+        self.view = None
+
+    def items(self) -> Iterator[tuple[str, frozenset[Hashable]]]:
+        """Each pattern ending here with a frozenset of its subscribers (the lock held)."""
+        for pattern, subs in self.by_pattern.items():
+            yield pattern, subs if type(subs) is frozenset else frozenset(subs)
+
+
+def materialize(node: Node) -> frozenset[Hashable]:
+    """The subscribers of ``node`` when its ``subs`` is None: a big node changed since a reader
+    last looked. Computed from the writers' ``counts`` and kept in ``view`` under the node's
+    current stamp, so that the next reader of the same state of the node reuses it.
+
+    Lock-free like the rest of the read path: it relies, as the naive index does, on CPython's
+    GIL making ``frozenset(dict)`` one step that a writer cannot interleave with (the dict holds
+    its keys' hashes; copying it runs no Python code for str and int subscribers). A union kept
+    under a stamp that a writer has since replaced is never used again.
+    """
+    while True:
+        subs = node.subs
+        if subs is not None:
+            return subs  # small again
+        stamp = node.stamp
+        view = node.view
+        if view is not None and view[0] is stamp:
+            return view[1]
+        counts = node.counts
+        if counts is None:
+            continue  # turning small: subs is already a frozenset again
+        subs = frozenset(counts)
+        node.view = (stamp, subs)
+        return subs
+
+
+def subs_of(node: Node) -> frozenset[Hashable]:
+    """The subscribers of the patterns ending at ``node``."""
+    subs = node.subs
+    return materialize(node) if subs is None else subs
+
+
+def step(alive: Iterable[Node], word: str, dollar_root: Node | None = None) -> dict[Node, None]:
+    """One word of the NFA walk: the nodes alive after ``word``, given those alive before it.
+
+    A dict is an ordered set: a node reached twice is kept once, which is what keeps ``#``
+    polynomial. A ``#`` node stays alive (it absorbs the word too), and reaching a node also
+    reaches its ``#`` child (zero words). ``dollar_root`` is MQTT's ``$`` rule for the first
+    word: only the literal branch of that root is taken, no leading wildcard.
+    """
+    out: dict[Node, None] = {}
+    if dollar_root is not None:
+        child = dollar_root.children.get(word)
+        if child is not None:
+            out[child] = None
+            if child.hash is not None:
+                out[child.hash] = None
+        return out
+    for node in alive:
+        if node.is_hash:
+            out[node] = None
+        child = node.children.get(word)
+        if child is not None:
+            out[child] = None
+            if child.hash is not None:
+                out[child.hash] = None
+        child = node.star
+        if child is not None:
+            out[child] = None
+            if child.hash is not None:
+                out[child.hash] = None
+    return out
+
+
+def union_of(found: list[frozenset[Hashable]]) -> frozenset[Hashable]:
+    """The union of the sets a walk gathered: no allocation for zero or one set, one union else."""
+    if not found:
+        return EMPTY
+    if len(found) == 1:
+        return found[0]
+    return frozenset().union(*found)
+
+
+def finish_leaves(
+    frontier: list[Node], found: list[frozenset[Hashable]], words: Iterable[str]
+) -> frozenset[Hashable]:
+    """Walk on over ``words`` from the nodes alive before them, in a trie whose ``#`` nodes are
+    all leaves; ``found`` holds the subscriber sets gathered so far and is extended.
+
+    A ``#`` leaf matches whatever follows the node it hangs from, zero words included, so its
+    subscribers are gathered as soon as that node is reached and the leaf is not kept alive.
+    Then no node can be reached twice (each node has one path from the root), and the frontier
+    is a plain list: no set, no de-duplication. Measured against the general walk on the MQTT
+    distinct-topics workload: docs/performance.md, "The default engine".
+    """
+    for word in words:
+        nxt: list[Node] = []
+        for node in frontier:
+            child = node.children.get(word)
+            if child is not None:
+                nxt.append(child)
+                if child.hash is not None:
+                    found.append(subs_of(child.hash))
+            child = node.star
+            if child is not None:
+                nxt.append(child)
+                if child.hash is not None:
+                    found.append(subs_of(child.hash))
+        if not nxt:
+            return union_of(found)
+        frontier = nxt
+    for node in frontier:
+        subs = node.subs
+        if subs:
+            found.append(subs)
+        elif subs is None:
+            found.append(materialize(node))
+    return union_of(found)
+
+
+def walk_leaves(root: Node, words: list[str], dollar_rule: bool) -> frozenset[Hashable]:
+    """The subscribers of ``words`` in a trie whose ``#`` nodes are all leaves (no ``#`` is
+    followed by a word: every MQTT and NATS table, and most AMQP ones)."""
+    found: list[frozenset[Hashable]] = []
+    if dollar_rule and words and words[0][:1] == "$":
+        # MQTT's '$' rule: no wildcard at the first level; only the literal branch.
+        child = root.children.get(words[0])
+        if child is None:
+            return EMPTY
+        if child.hash is not None:
+            found.append(subs_of(child.hash))
+        rest = iter(words)
+        next(rest)
+        return finish_leaves([child], found, rest)
+    if root.hash is not None:
+        found.append(subs_of(root.hash))
+    return finish_leaves([root], found, words)
+
+
+def walk_general(root: Node, words: list[str], dollar_rule: bool) -> frozenset[Hashable]:
+    """The subscribers of ``words`` in any trie, ``#`` followed by words included (``a.#.b``)."""
+    if dollar_rule and words and words[0][:1] == "$":
+        # MQTT's '$' rule: no wildcard at the first level; only the literal branch.
+        alive = step((), words[0], root)
+        rest = iter(words)
+        next(rest)
+        return finish_general(alive, rest) if alive else EMPTY
+    alive = {root: None}
+    if root.hash is not None:
+        alive[root.hash] = None
+    return finish_general(alive, words)
+
+
+def finish_general(alive: dict[Node, None], words: Iterable[str]) -> frozenset[Hashable]:
+    """Walk on over ``words`` from the nodes ``alive`` before them, in any trie.
+
+    The NFA walk of the module docstring, with :func:`step` inlined: the alive set is a dict (an
+    ordered set), because a ``#`` node that stays alive can reach a node another path reaches.
+    """
+    for word in words:
+        nxt: dict[Node, None] = {}
+        for node in alive:
+            if node.is_hash:
+                nxt[node] = None
+            child = node.children.get(word)
+            if child is not None:
+                nxt[child] = None
+                if child.hash is not None:
+                    nxt[child.hash] = None
+            child = node.star
+            if child is not None:
+                nxt[child] = None
+                if child.hash is not None:
+                    nxt[child.hash] = None
+        if not nxt:
+            return EMPTY
+        alive = nxt
+    return union_of([subs_of(node) for node in alive if node.subs is None or node.subs])

@@ -1,0 +1,138 @@
+"""Every cost of the default engine bounded, on the hostile inputs that once blew it up.
+
+Bounds are pinned by counting (steps of a walk, bytes traced by tracemalloc, the structure a
+write leaves), not by timing, except the bulk build of many patterns on one node, whose test
+compares two sizes in one run (a ratio, taken as the best of several runs).
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+import time
+import tracemalloc
+
+import pytest
+
+from topicmatch import Matcher, _cache
+from topicmatch._cache import MAX_TOPIC_WORDS, WALK_STEPS
+from topicmatch._dfa import DFA
+from topicmatch._walk import SMALL, materialize
+
+HOSTILE = "#.a.#.a.#.a.#.a.#.a.#.a.#.a.#.a.#.a.#.a.#.b"
+
+
+@pytest.fixture(autouse=True)
+def _cache_always_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    # These tests fill the cache with topics that no subscription makes costly to look up, so
+    # that it would rightly switch itself off (tests/test_cache.py tests that): keep it on.
+    monkeypatch.setattr(_cache, "WINDOW", 10**9)
+
+
+def _fill_cache(m: Matcher, topics: list[str]) -> None:
+    for topic in topics:  # a topic is stored on its second miss
+        m.lookup(topic)
+        m.lookup(topic)
+
+
+def test_a_write_walks_a_bounded_part_of_a_full_cache() -> None:
+    # The longest topics the cache keeps, as many as it holds, sharing words so that the '#'s
+    # of the pattern have every path to try: the walk gives up within its budget and empties
+    # the cache instead, and the answers stay exact.
+    m = Matcher()
+    rng = random.Random(1)
+    topics = [".".join(rng.choice("ab") for _ in range(MAX_TOPIC_WORDS)) for _ in range(3000)]
+    _fill_cache(m, list(dict.fromkeys(topics)))
+    assert m.cache_info["size"] > 1000
+    tokens = m._dialect.parse_pattern(HOSTILE)
+    m.subscribe(HOSTILE, "x")
+    cache = m._cache
+    assert cache is not None
+    assert cache.last_walk <= WALK_STEPS * (len(tokens) + 1)
+    assert m.cache_info["size"] == 0  # over budget: emptied rather than walked
+    expected = Matcher("naive")
+    expected.subscribe(HOSTILE, "x")
+    for topic in topics[:50]:
+        assert m.lookup(topic) == expected.lookup(topic)
+
+
+def test_long_topics_are_not_cached() -> None:
+    # The issue's case: 4,096 distinct 120-word topics, each looked up twice, then the pattern.
+    m = Matcher()
+    rng = random.Random(2)
+    _fill_cache(m, [".".join(rng.choice("abq") for _ in range(120)) for _ in range(4096)])
+    assert m.cache_info["size"] == 0
+    m.subscribe(HOSTILE, "x")
+    m.subscribe("#.q", "y")
+    assert m._cache is not None
+    assert m._cache.last_walk == 0
+
+
+def test_a_literal_write_walks_its_own_path_only() -> None:
+    m = Matcher()
+    _fill_cache(m, [f"a.b{i}.c" for i in range(2000)])
+    m.subscribe("a.b7.c", 1)
+    assert m._cache is not None
+    assert m._cache.last_walk <= 4
+    assert m.cache_info["size"] == 1999
+
+
+def test_dfa_memory_stays_within_its_byte_bound() -> None:
+    # Wide states: patterns '#.w<i>.#' keep a node alive per word seen, and random 50-word topics
+    # reach ever new sets of them. Every byte the DFA keeps is charged to its budget.
+    m = Matcher(cache_size=0)
+    m.subscribe_many((f"#.w{i}.#", i) for i in range(200))
+    index = m._index
+    budget = 2 * 1024 * 1024
+    rng = random.Random(3)
+    topics = [[f"w{rng.randrange(400)}" for _ in range(50)] for _ in range(400)]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        dfa = DFA(index._root, False, leaves=False, max_bytes=budget)  # type: ignore[attr-defined]
+        for words in topics:  # advance learns every transition at once (as the Spark workers do)
+            state = dfa.root
+            for word in words:
+                state = dfa.advance(state, word)
+            dfa.subscribers(state)
+        for words in topics * 2:  # and lookups note and learn what is left
+            dfa.match(words)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert dfa.bytes >= budget  # the workload fills the budget...
+    assert grown <= dfa.bytes  # ...and everything kept was charged
+    assert dfa.bytes <= budget + 64 * 1024  # the last charge overshoots by at most one state
+
+
+def test_subscribe_many_on_one_node_is_linear() -> None:
+    # MQTT shared subscriptions with distinct groups all end on one node ('sensors/#'). Linear
+    # building makes 4x the pairs cost about 4x (memory effects add a little); rebuilding the
+    # node's union per pattern made it 16x. The best of five interleaved pairs of builds.
+    def build(k: int) -> float:
+        m = Matcher("trie", "mqtt")
+        pairs = [(f"$share/g{i}/sensors/#", i) for i in range(k)]
+        gc.collect()
+        start = time.perf_counter()
+        m.subscribe_many(pairs)
+        return time.perf_counter() - start
+
+    assert min(build(16_000) / build(4_000) for _ in range(5)) < 5
+
+
+def test_a_subscribe_on_a_big_node_does_not_rebuild_its_union() -> None:
+    m = Matcher(cache_size=0, dialect="mqtt")
+    m.subscribe_many((f"$share/g{i}/sensors/#", i) for i in range(4 * SMALL))
+    node = m._index._root.children["sensors"].hash  # type: ignore[attr-defined]
+    m.lookup("sensors/x")
+    assert node.view is not None  # the union the lookup made, kept under the node's stamp
+    m.subscribe("$share/new/sensors/#", "late")
+    assert node.subs is None
+    assert node.view[0] is not node.stamp
+    assert "late" in m.lookup("sensors/x")
+    assert materialize(node) == set(range(4 * SMALL)) | {"late"}
+    m.unsubscribe("$share/new/sensors/#", "late")
+    for i in range(4 * SMALL - 3):  # shrinking below SMALL makes it eager again
+        m.unsubscribe(f"$share/g{i}/sensors/#", i)
+    assert node.subs == {4 * SMALL - 3, 4 * SMALL - 2, 4 * SMALL - 1}
+    assert node.counts is None
