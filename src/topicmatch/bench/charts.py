@@ -6,7 +6,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["grouped_bars", "lines", "nines"]
+__all__ = ["grouped_bars", "heatmap", "lines", "nines"]
 
 NINES = (50.0, 90.0, 99.0, 99.9, 99.99, 99.999, 99.9999)
 
@@ -36,6 +36,33 @@ def grouped_bars(
         ax.set_yscale("log")
     ax.legend(fontsize="small")
     ax.grid(axis="y", alpha=0.3)
+    return fig
+
+
+def heatmap(
+    rows: Sequence[str], columns: Sequence[str], values: Sequence[Sequence[float | None]], title: str
+) -> Any:
+    """A table of ratios drawn as colours (log scale around 1) with each value written in its cell.
+
+    Green above 1, red below; None leaves the cell blank (not run).
+    """
+    plt = _pyplot()
+    from matplotlib.colors import LogNorm  # noqa: PLC0415 - with the rest of matplotlib
+
+    fig, ax = plt.subplots(figsize=(1.2 * len(columns) + 2.5, 0.45 * len(rows) + 1.8))
+    shown = [[v if v else float("nan") for v in line] for line in values]
+    finite = [v for line in values for v in line if v]
+    spread = max([abs(v) for v in finite] + [1 / v for v in finite if v] + [10.0])
+    image = ax.imshow(shown, cmap="RdYlGn", norm=LogNorm(1 / spread, spread), aspect="auto")
+    ax.set_xticks(range(len(columns)), columns, rotation=30, ha="right")
+    ax.set_yticks(range(len(rows)), rows)
+    for i, line in enumerate(values):
+        for j, v in enumerate(line):
+            if v:
+                ax.text(j, i, f"{v:.2f}" if v < 100 else f"{v:,.0f}", ha="center", va="center", fontsize=8)
+    fig.colorbar(image, ax=ax, shrink=0.8)
+    ax.set_title(title, fontsize="medium")
+    fig.tight_layout()
     return fig
 
 

@@ -1,0 +1,88 @@
+"""The inputs that once made one write or the memory of the default matcher blow up, timed.
+
+    .venv/bin/python benchmarks/hostile_inputs.py            # this checkout
+    PYTHONPATH=OTHER/src python benchmarks/hostile_inputs.py # another checkout (a "before")
+
+Through the public API only, so that any version of topicmatch runs it. Each case prints one
+line; tests/test_bounds.py pins the same bounds by counting rather than timing.
+
+1. A write while the result cache is full of long topics: 4,096 distinct 120-word topics, each
+   looked up twice (the cache stores a topic on its second miss), then one subscribe of a
+   pattern with many ``#`` (and of ``#.q``); the same with 16-word topics (the longest the cache
+   keeps now).
+2. DFA memory: 200 subscriptions ``#.w<i>.#`` and topics of 50 random words, looked up twice
+   each; the growth of traced memory.
+3. Many patterns on one trie node (MQTT shared subscriptions with distinct groups):
+   ``subscribe_many`` of 4k, 8k and 16k pairs, and single subscribes onto a node that holds
+   16k patterns.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+import tracemalloc
+
+from topicmatch import Matcher
+
+HOSTILE = "#.a.#.a.#.a.#.a.#.a.#.a.#.a.#.a.#.a.#.a.#.b"
+
+
+def _write_after_filling(words: int) -> None:
+    rng = random.Random(1)
+    topics = list(dict.fromkeys(".".join(rng.choice("abq") for _ in range(words)) for _ in range(4096)))
+    for pattern in (HOSTILE, "#.q"):
+        m = Matcher()
+        for topic in topics:
+            m.lookup(topic)
+            m.lookup(topic)
+        start = time.perf_counter()
+        m.subscribe(pattern, 1)
+        elapsed = time.perf_counter() - start
+        print(f"write after {len(topics):,} {words}-word topics: {pattern[:12]:12s} {elapsed * 1e3:10.2f} ms", flush=True)
+
+
+def _dfa_memory(topics: int) -> None:
+    m = Matcher()
+    m.subscribe_many((f"#.w{i}.#", i) for i in range(200))
+    rng = random.Random(3)
+    words = [".".join(f"w{rng.randrange(400)}" for _ in range(50)) for _ in range(topics)]
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    start = time.perf_counter()
+    for topic in words * 2:
+        m.lookup(topic)
+    grown = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    print(f"DFA memory after {topics:,} 50-word topics x 2: {grown / 1e6:8.1f} MB ({time.perf_counter() - start:.1f} s)")
+
+
+def _one_node(k: int) -> float:
+    best = float("inf")
+    for _ in range(3):
+        m = Matcher("trie", "mqtt")
+        pairs = [(f"$share/g{i}/sensors/#", i) for i in range(k)]
+        start = time.perf_counter()
+        m.subscribe_many(pairs)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    print(f"topicmatch from {sys.modules['topicmatch'].__file__}")
+    _write_after_filling(120)
+    _write_after_filling(16)
+    _dfa_memory(int(sys.argv[1]) if len(sys.argv) > 1 else 2_000)
+    for k in (4_000, 8_000, 16_000):
+        print(f"subscribe_many of {k:,} pairs on one node: {_one_node(k) * 1e3:10.1f} ms", flush=True)
+    m = Matcher("trie", "mqtt")
+    m.subscribe_many((f"$share/g{i}/sensors/#", i) for i in range(16_000))
+    start = time.perf_counter()
+    for i in range(1_000):
+        m.subscribe(f"$share/h{i}/sensors/#", i)
+    print(f"one subscribe onto a node of 16,000 patterns: {(time.perf_counter() - start) * 1e3:.3f} us")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,189 @@
+"""The workload shapes of ``topicmatch bench workloads``: what traffic looks like outside the study.
+
+Each function returns a :class:`Shape`: the dialect, the (pattern, subscriber) pairs, and the
+topics to look up, all from a fixed seed. The shapes, and the systems they stand for:
+
+* ``study``: the topic-matching study's throughput workload (1,000 three-word subscriptions over
+  the digits, topics that repeat); the one the study measured.
+* ``distinct``: IoT fleets, where every device publishes on its own topic and a topic is seen
+  once: MQTT filters of 5 levels over a 20-word vocabulary (15 % ``+``, 5 % with a last ``#``),
+  and topics of 5 random words, all different, each looked up once.
+* ``zipf``: a market-data or event bus, where a few topics are hot: AMQP patterns with
+  Zipf-distributed words (``topicmatch._workloads.realistic``, 2-5 words), and lookups that draw
+  from a pool of topics by Zipf rank, so the hottest topics repeat and the tail does not.
+* ``unmatched``: a gateway that sees much traffic nobody subscribed to: MQTT, 90 % of the
+  lookups under first levels that no filter names, the rest like ``zipf``.
+* ``churn``: a broker whose clients come and go: MQTT subscriptions, and a stream of
+  subscribe/unsubscribe pairs to interleave with the lookups at a fixed rate.
+* ``fanout``: one filter with many subscribers (a broadcast channel), or a few filters sharing
+  them: lookups return sets of tens of thousands.
+* ``million``: a large table (AMQP, Zipf words), where a lookup's *first* sight of a topic and
+  later repeats differ most.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from .._workloads import Zipf, realistic, study_throughput
+
+__all__ = [
+    "Shape",
+    "churn",
+    "distinct",
+    "fanout",
+    "million",
+    "study",
+    "unmatched",
+    "zipf",
+    "zipf_draws",
+]
+
+
+@dataclass
+class Shape:
+    """One row's data: ``pairs`` to subscribe, ``topics`` to look up (in this order).
+
+    ``once`` means every topic is new to the matcher when looked up (the runs take consecutive
+    slices of ``topics`` and never repeat one). ``writes`` (churn only) are (subscribe?, pattern,
+    subscriber) operations to interleave with the lookups.
+    """
+
+    name: str
+    dialect: str
+    pairs: list[tuple[str, int]]
+    topics: list[str]
+    once: bool = False
+    writes: list[tuple[bool, str, int]] = field(default_factory=list)
+
+    @property
+    def patterns(self) -> int:
+        return len({p for p, _ in self.pairs})
+
+
+def zipf_draws(pool: list[str], count: int, rng: random.Random) -> list[str]:
+    """``count`` topics drawn from ``pool`` with probability proportional to 1 / rank."""
+    weights = [1.0 / rank for rank in range(1, len(pool) + 1)]
+    return rng.choices(pool, weights=weights, k=count)
+
+
+def study(messages: int) -> Shape:
+    patterns, topics = study_throughput(messages)
+    return Shape("study", "amqp", [(p, i) for i, p in enumerate(patterns)], topics)
+
+
+def _iot_filters(count: int, rng: random.Random, vocabulary: list[str]) -> list[str]:
+    out = []
+    for _ in range(count):
+        levels = ["+" if rng.random() < 0.15 else rng.choice(vocabulary) for _ in range(5)]
+        if rng.random() < 0.05:
+            levels[-1] = "#"
+        out.append("/".join(levels))
+    return out
+
+
+def distinct(filters: int, topics: int, seed: int = 11) -> Shape:
+    """``topics`` different 5-word MQTT topics (at most 20**5), each to be looked up once."""
+    rng = random.Random(seed)
+    vocabulary = [f"w{i}" for i in range(20)]
+    pairs = [(f, i) for i, f in enumerate(_iot_filters(filters, rng, vocabulary))]
+    out = []
+    for code in rng.sample(range(20**5), topics):
+        words = []
+        for _ in range(5):
+            code, digit = divmod(code, 20)
+            words.append(vocabulary[digit])
+        out.append("/".join(words))
+    return Shape(f"distinct-{filters // 1000}k", "mqtt", pairs, out, once=True)
+
+
+def _zipf_patterns(count: int, seed: int) -> list[str]:
+    """AMQP patterns of 2-5 Zipf words (``realistic`` keeps 1-5: one-word ones are redrawn)."""
+    patterns: list[str] = []
+    draw = 0
+    while len(patterns) < count:
+        batch, _ = realistic(count, 0, seed=seed + draw)
+        patterns += [p for p in batch if "." in p]
+        draw += 1
+    return patterns[:count]
+
+
+def zipf(subscriptions: int, lookups: int, pool: int = 50_000, seed: int = 12) -> Shape:
+    rng = random.Random(seed)
+    patterns = _zipf_patterns(subscriptions, seed)
+    _, topic_pool = realistic(0, pool, seed=seed + 100)
+    return Shape(
+        "zipf", "amqp", [(p, i) for i, p in enumerate(patterns)], zipf_draws(topic_pool, lookups, rng)
+    )
+
+
+def _to_mqtt(pattern: str) -> str:
+    return "/".join("+" if w == "*" else w for w in pattern.split("."))
+
+
+def unmatched(subscriptions: int, lookups: int, pool: int = 50_000, seed: int = 13) -> Shape:
+    """MQTT filters whose first level is always a word; 90 % of the topics start elsewhere."""
+    rng = random.Random(seed)
+    filters = []
+    for p in _zipf_patterns(subscriptions, seed):
+        words = p.split(".")
+        if words[0] in ("*", "#"):
+            words[0] = "z0"
+        filters.append(_to_mqtt(".".join(words)))
+    _, topic_pool = realistic(0, pool, seed=seed + 100)
+    zipf_words = Zipf(1000, rng)
+    mixed = []
+    for topic in topic_pool:
+        if rng.random() < 0.9:  # the same shape, under a first level nobody subscribed to
+            topic = f"u{zipf_words.word()[1:]}." + topic
+        mixed.append(topic.replace(".", "/"))
+    return Shape(
+        "unmatched", "mqtt", [(f, i) for i, f in enumerate(filters)], zipf_draws(mixed, lookups, rng)
+    )
+
+
+def churn(subscriptions: int, lookups: int, writes: int, seed: int = 14) -> Shape:
+    """MQTT subscriptions of a broker's clients and ``writes`` operations that replace them.
+
+    Each write pair unsubscribes a live (filter, client) pair and subscribes a new one, so the
+    table keeps its size.
+    """
+    rng = random.Random(seed)
+    filters = [_to_mqtt(p) for p in _zipf_patterns(subscriptions + writes, seed)]
+    pairs = [(f, i) for i, f in enumerate(filters[:subscriptions])]
+    live = list(pairs)
+    ops: list[tuple[bool, str, int]] = []
+    for k in range(writes // 2):
+        victim = rng.randrange(len(live))
+        pattern, subscriber = live[victim]
+        ops.append((False, pattern, subscriber))
+        new = (filters[subscriptions + k], subscriptions + k)
+        live[victim] = new
+        ops.append((True, *new))
+    _, pool = realistic(0, 50_000, seed=seed + 100)
+    topics = [t.replace(".", "/") for t in zipf_draws(pool, lookups, rng)]
+    return Shape("churn", "mqtt", pairs, topics, writes=ops)
+
+
+def fanout(subscribers: int, filters: int, lookups: int, seed: int = 15) -> Shape:
+    """``subscribers`` clients spread evenly over ``filters`` MQTT filters under ``fleet/``.
+
+    Filter 0 is ``fleet/+/status``, then ``fleet/#``, ``fleet/+/+``, ``+/+/status``,
+    ``fleet/v<k>/+``...: every lookup (``fleet/v<k>/status`` for 1,000 vehicles) matches several.
+    """
+    rng = random.Random(seed)
+    shapes = ["fleet/+/status", "fleet/#", "fleet/+/+", "+/+/status", "#"]
+    names = [shapes[k] if k < len(shapes) else f"fleet/v{k}/+" for k in range(filters)]
+    pairs = [(names[i % filters], i) for i in range(subscribers)]
+    topics = [f"fleet/v{rng.randrange(1000)}/status" for _ in range(lookups)]
+    label = f"fanout-{subscribers // 1000}k" + (f"/{filters}" if filters > 1 else "")
+    return Shape(label, "mqtt", pairs, topics)
+
+
+def million(subscriptions: int, lookups: int, seed: int = 16) -> Shape:
+    """AMQP Zipf patterns (``realistic``) and distinct topics of the same words."""
+    patterns, pool = realistic(subscriptions, lookups * 2, seed=seed)
+    topics = list(dict.fromkeys(pool))[:lookups]
+    label = f"{subscriptions // 1000}k" if subscriptions < 1_000_000 else f"{subscriptions // 1_000_000}M"
+    return Shape(f"subs-{label}", "amqp", [(p, i) for i, p in enumerate(patterns)], topics, once=True)
