@@ -21,6 +21,7 @@ pytestmark = pytest.mark.slow
 def test_bench_all_quick_writes_every_report(tmp_path: Path) -> None:
     out = io.StringIO()
     assert main(["bench", "all", "--quick", "--repeat", "1", "--out", str(tmp_path)], stdout=out) == 0
+    index = (tmp_path / "index.md").read_text(encoding="utf-8")
     for name in EXPERIMENTS:
         directory = tmp_path / name
         report = (directory / "report.md").read_text(encoding="utf-8")
@@ -37,6 +38,7 @@ def test_bench_all_quick_writes_every_report(tmp_path: Path) -> None:
             assert len(png) > 1000, chart
             assert f"]({chart})" in report
         assert f"{name}: {directory / 'report.md'}" in out.getvalue()
+        assert f"]({name}/report.md)" in index, name
 
 
 def test_bench_rejects_a_bad_repeat(capsys: pytest.CaptureFixture[str]) -> None:

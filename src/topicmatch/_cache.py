@@ -6,10 +6,14 @@ dict access and takes no lock.
 **Admission and eviction.** A topic is stored on its second miss, not its first (the
 "doorkeeper" of TinyLFU): topics seen once do not pay for a store nor push out hot ones. Topics
 longer than :data:`MAX_TOPIC_CHARS` characters or :data:`MAX_TOPIC_WORDS` words are never stored
-(their lookups cost more than a store saves, and they would make the cache big). When the cache
-holds ``max_size`` topics or has been charged ``max_bytes`` (each stored topic, its index nodes
-and each distinct result, by ``sys.getsizeof``), it is emptied in one go: amortised O(1) per
-store, no per-entry bookkeeping.
+(they would make the cache big), nor results of more than 1/64 of ``max_bytes`` (such a set is
+held by a trie node or a DFA state already, and a few of them would fill the cache). Entries live
+in two generations: when the current one holds half of ``max_size`` topics or has been charged
+half of ``max_bytes`` (each stored topic, its index nodes and each distinct result, by
+``sys.getsizeof``), it becomes the older one and the older one is dropped; a lookup that finds its
+topic in the older generation moves it back. Hot topics thus survive, one-off ones go with their
+generation, at amortised O(1) per store and no per-entry bookkeeping (a hit stays one dict
+access; only misses look at the older generation).
 
 **On and off.** The cache weighs what it saves against what it costs. The lookup functions
 (:func:`cached_lookups`) count hits and misses and time one miss in eight in the index (what a
@@ -28,10 +32,10 @@ written pattern matches, and nothing else. To find them without testing every en
 topics are also indexed in a small trie of their words (:class:`_TopicNode`); the written pattern
 walks it like a lookup walks the subscription trie, with the roles swapped (the pattern's ``*``
 visits every child, its ``#`` every descendant), keeping a set of visited (node, position) pairs
-so that many ``#`` stay polynomial. The walk may take at most :data:`WALK_STEPS` steps per token
-of the pattern (plus one); past that budget the whole cache is emptied instead. So a write costs
-O(len(pattern) x WALK_STEPS) for the walk, or emptying a cache whose size is bounded as above,
-whatever is cached (``tests/test_cache.py`` counts the steps).
+so that many ``#`` stay polynomial. The walk of each generation may take at most
+:data:`WALK_STEPS` steps per token of the pattern (plus one); past that budget the whole cache is
+emptied instead. So a write costs O(len(pattern) x WALK_STEPS) for the walks, or emptying a cache
+whose size is bounded as above, whatever is cached (``tests/test_bounds.py`` counts the steps).
 
 **No stale store, no stale hit.** The drop and the commit happen under the cache's lock, the
 generation moves once the commit is done, and a lookup that missed stores its result only if
@@ -86,7 +90,7 @@ class _TopicNode:
 
 class ResultCache:
     __slots__ = (
-        "_charged",
+        "_cost",
         "_lock",
         "_root",
         "bytes",
@@ -96,6 +100,7 @@ class ResultCache:
         "last_walk",
         "max_bytes",
         "max_size",
+        "older",
         "seen",
         "spent_ns",
         "walk_budget",
@@ -107,11 +112,14 @@ class ResultCache:
         self.dollar_rule = dollar_rule
         # Never replaced, only emptied: the lookup functions hold its ``get``.
         self.entries: dict[str, frozenset[Hashable]] = {}
+        # The previous generation of entries (see _rotate); one topic index holds both.
+        self.older: dict[str, frozenset[Hashable]] = {}
         self.generation = 0
         self._lock = threading.Lock()
         self._root = _TopicNode()
+        # Each indexed topic: its words (to take it out of the index) and the bytes it was charged.
+        self._cost: dict[str, tuple[list[str] | None, int]] = {}
         self.bytes = 0
-        self._charged: set[int] = set()  # ids of the results charged (each once; all held in entries)
         # Admission: topics that missed once, cleared when full.
         self.seen: dict[str, None] = {}
         self.spent_ns = 0  # time spent storing and invalidating, since the lookups last looked
@@ -124,7 +132,8 @@ class ResultCache:
         """A miss of ``topic``: remember it the first time, store it the second."""
         seen = self.seen
         if topic in seen:
-            self.store(topic, words, result, generation)
+            if sys.getsizeof(result) <= self.max_bytes >> 6:
+                self.store(topic, words, result, generation)
         elif len(topic) <= MAX_TOPIC_CHARS and (words is None or len(words) <= MAX_TOPIC_WORDS):
             if len(seen) >= self.max_size:
                 seen.clear()
@@ -141,16 +150,17 @@ class ResultCache:
         start = _clock()
         with self._lock:
             entries = self.entries
-            if self.generation != generation or topic in entries:
+            if self.generation != generation or topic in entries or topic in self.older:
                 return
-            if len(entries) >= self.max_size or self.bytes >= self.max_bytes:
-                self._empty()
+            if len(entries) >= max(1, self.max_size // 2) or self.bytes >= self.max_bytes:
+                self._rotate()
             entries[topic] = result
-            charge = _ENTRY_BYTES + sys.getsizeof(topic)
-            if id(result) not in self._charged:
-                self._charged.add(id(result))
-                charge += sys.getsizeof(result)
+            # Charged: the entry and its key, the result (counted per entry: a result several
+            # topics share is counted several times, which only errs on the safe side), the
+            # words and the index nodes the topic adds.
+            charge = 2 * _ENTRY_BYTES + sys.getsizeof(topic) + sys.getsizeof(result)
             if words is not None:
+                charge += sys.getsizeof(words)
                 node = self._root
                 for word in words:
                     child = node.children.get(word)
@@ -159,14 +169,55 @@ class ResultCache:
                         charge += _NODE_BYTES + sys.getsizeof(word)
                     node = child
                 node.topic = topic
+            self._cost[topic] = (words, charge)
             self.bytes += charge
         self.spent_ns += _clock() - start
+
+    def promote(self, topic: str, generation: int) -> None:
+        """Move ``topic`` from the older generation back into the current one (a dict move: it
+        stays indexed), unless a write began since ``generation`` was read."""
+        with self._lock:
+            if self.generation == generation:
+                result = self.older.pop(topic, None)
+                if result is not None:
+                    if len(self.entries) >= max(1, self.max_size // 2):
+                        self._rotate()
+                    self.entries[topic] = result
+
+    def _forget(self, topic: str) -> None:
+        """Take ``topic`` out of the index and refund its charge (the lock held)."""
+        words, charge = self._cost.pop(topic)
+        self.bytes -= charge
+        if words is None:
+            return
+        path = [self._root]
+        for word in words:
+            path.append(path[-1].children[word])
+        path[-1].topic = None
+        for depth in range(len(words), 0, -1):
+            node = path[depth]
+            if node.topic is not None or node.children:
+                break
+            del path[depth - 1].children[words[depth - 1]]
+
+    def _rotate(self) -> None:
+        """The current generation becomes the older one, and the older one goes (the lock held).
+
+        A lookup that misses the current generation but finds its topic in the older one moves
+        it back (:meth:`promote`): hot topics survive every rotation, one-off ones go with their
+        generation. Amortised O(1) per store: each topic is indexed once and forgotten once.
+        """
+        for topic in self.older:
+            self._forget(topic)
+        self.older = self.entries.copy()
+        self.entries.clear()
 
     def _empty(self) -> None:
         """Drop every entry (the lock held); the admission record stays."""
         self.entries.clear()
+        self.older = {}
         self._root = _TopicNode()
-        self._charged = set()
+        self._cost = {}
         self.bytes = 0
 
     def empty(self) -> None:
@@ -176,7 +227,7 @@ class ResultCache:
             self._empty()
 
     def _matching(self, tokens: Tokens) -> set[str] | None:
-        """The cached topics that ``tokens`` matches (a walk of the topic trie), or None if
+        """The cached topics that ``tokens`` matches (a walk of the topic index), or None if
         finding them would take more than the walk's budget of steps."""
         root, n = self._root, len(tokens)
         budget = self.walk_budget * (n + 1)
@@ -230,15 +281,16 @@ class ResultCache:
         tests/test_concurrency.py on CI; pinned by tests/test_cache.py).
         """
         with self._lock:
-            if self.entries:
+            if self.entries or self.older:
                 start = _clock()
                 found = self._matching(tokens)
                 if found is None:
                     self._empty()
                 else:
-                    pop = self.entries.pop
                     for topic in found:
-                        pop(topic, None)  # index nodes stay (charged) until the cache is emptied
+                        if self.entries.pop(topic, None) is None:
+                            self.older.pop(topic)
+                        self._forget(topic)
                 self.spent_ns += _clock() - start
             try:
                 return commit()
@@ -246,7 +298,7 @@ class ResultCache:
                 self.generation += 1
 
     def __len__(self) -> int:
-        return len(self.entries)
+        return len(self.entries) + len(self.older)
 
 
 def cached_lookups(
@@ -278,6 +330,11 @@ def cached_lookups(
             return direct(topic)
         generation = cache.generation  # read before the index: see ResultCache.store
         words = parse(topic)
+        result = cache.older.get(topic)
+        if result is not None:  # cached in the older generation: back into the current one
+            hits += 1
+            cache.promote(topic, generation)
+            return result
         misses += 1
         try:
             if words is None:

@@ -67,9 +67,38 @@ def _run(
     require("hdrh", "bench")
     if options.repeat < 1:
         raise UsageError("--repeat must be at least 1")
+    written: list[tuple[str, Path]] = []
     for name in names:
         module = importlib.import_module(EXPERIMENTS[name][0])
         out = options.out / name if nested else options.out
         report = module.run(out, repeat=options.repeat, quick=options.quick, progress=Progress(name, stderr))
+        written.append((name, report))
         print(f"{name}: {report}", file=stdout)
+    if nested:
+        index = _index(options.out, written, options.quick)
+        print(f"index: {index}", file=stdout)
     return 0
+
+
+def _index(out: Path, written: list[tuple[str, Path]], quick: bool) -> Path:
+    """``out/index.md``: every experiment of the run, what it measures, its report and charts."""
+    lines = [
+        "# topicmatch benchmarks",
+        "",
+        ("A quick run (small sizes: a smoke test, not figures to quote). " if quick else "")
+        + "Each experiment's report starts with the machine and the parameters it ran with; "
+        "docs/performance.md explains the method and the figures.",
+        "",
+        "| experiment | what it measures | report |",
+        "|---|---|---|",
+    ]
+    for name, report in written:
+        lines.append(f"| {name} | {EXPERIMENTS[name][1]} | [{name}/report.md]({report.relative_to(out)}) |")
+    for name, report in written:
+        charts = sorted(report.parent.glob("*.png"))
+        if charts:
+            lines += ["", f"## {name}", ""]
+            lines += [f"![{name}: {png.stem}]({png.relative_to(out)})" for png in charts]
+    path = out / "index.md"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path

@@ -21,21 +21,36 @@ def _pyplot() -> Any:
 
 
 def grouped_bars(
-    groups: Sequence[str], series: Mapping[str, Sequence[float]], ylabel: str, title: str, log: bool = False
+    groups: Sequence[str],
+    series: Mapping[str, Sequence[float | None]],
+    xlabel: str,
+    title: str,
+    log: bool = False,
 ) -> Any:
-    """One group of bars per entry of ``groups``, one bar per series."""
+    """Horizontal bars: one group per entry of ``groups`` (labels on the y axis, where long names
+    never collide), one bar per series in each group, a legend only when there are several
+    series. A value of None or 0 draws no bar (nothing to show on a log axis)."""
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(groups) * max(1, len(series)) / 3), 4))
-    width = 0.8 / max(1, len(series))
+    count = max(1, len(series))
+    fig, ax = plt.subplots(figsize=(8, 0.8 + 0.32 * len(groups) * count))
+    height = 0.8 / count
     for k, (name, values) in enumerate(series.items()):
-        ax.bar([i + k * width for i in range(len(groups))], values, width, label=name)
-    ax.set_xticks([i + width * (len(series) - 1) / 2 for i in range(len(groups))], groups, rotation=20)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
+        bars = [(i, v) for i, v in enumerate(values) if v]
+        ax.barh(
+            [len(groups) - 1 - i + (count - 1 - k - (count - 1) / 2) * height for i, _ in bars],
+            [v for _, v in bars],
+            height,
+            label=name,
+        )
+    ax.set_yticks(range(len(groups)), list(reversed(groups)))
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize="medium")
     if log:
-        ax.set_yscale("log")
-    ax.legend(fontsize="small")
-    ax.grid(axis="y", alpha=0.3)
+        ax.set_xscale("log")
+    if count > 1:
+        ax.legend(fontsize="small")
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
     return fig
 
 
@@ -75,20 +90,29 @@ def lines(
     logx: bool = False,
     logy: bool = False,
 ) -> Any:
+    """One line per series over ``x``; ticks exactly at the values of ``x`` (thread counts, sizes),
+    a legend only when there are several series. None, and 0 on a log axis, leave a gap rather
+    than a line plunging off the chart."""
     plt = _pyplot()
+    from matplotlib.ticker import NullLocator  # noqa: PLC0415 - with the rest of matplotlib
+
     fig, ax = plt.subplots(figsize=(7, 4))
     for name, ys in series.items():
-        points = [(a, b) for a, b in zip(x, ys, strict=True) if b is not None]
+        points = [(a, b) for a, b in zip(x, ys, strict=True) if b is not None and (b > 0 or not logy)]
         ax.plot([a for a, _ in points], [b for _, b in points], marker="o", label=name)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set_title(title, fontsize="medium")
     if logx:
         ax.set_xscale("log")
     if logy:
         ax.set_yscale("log")
-    ax.legend(fontsize="small")
+    ax.set_xticks(list(x), [f"{v:,g}" for v in x])
+    ax.xaxis.set_minor_locator(NullLocator())  # only the measured sizes, never 1.5 threads
+    if len(series) > 1:
+        ax.legend(fontsize="small")
     ax.grid(alpha=0.3)
+    fig.tight_layout()
     return fig
 
 
@@ -106,7 +130,8 @@ def nines(series: Mapping[str, Mapping[float, float]], ylabel: str, title: str) 
     ax.set_yscale("log")
     ax.set_xlabel("percentile")
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.legend(fontsize="small")
+    ax.set_title(title, fontsize="medium")
+    if len(series) > 1:
+        ax.legend(fontsize="small")
     ax.grid(alpha=0.3)
     return fig

@@ -120,7 +120,14 @@ def run(out: Path, repeat: int, quick: bool, progress: Progress) -> Path:
             ["algorithm", *map(str, threads)],
             [[a, *(f"{v:,.1f}" for v in vs if v is not None)] for a, vs in series.items()],
         )
-        fig = charts.lines(list(threads), series, "threads", "wall time (ms)", label, logy=True)
+        fig = charts.lines(
+            list(threads),
+            series,
+            "threads",
+            "wall time (ms)",
+            f"{label}: {ops:,} operations per thread",
+            logy=True,
+        )
         report.chart(
             f"concurrency-{label[:5].replace('/', '-')}", fig, f"{label}: wall time by thread count (log)"
         )
@@ -144,6 +151,7 @@ def run(out: Path, repeat: int, quick: bool, progress: Progress) -> Path:
             ["algorithm", *map(str, threads)],
             [[a, *(f"{v:,.1f}" for v in vs if v is not None)] for a, vs in series.items()],
         )
-        fig = charts.lines(list(threads), series, "inserting threads", "wall time (ms)", label, logy=True)
+        title = f"{label}: {ops:,} inserts per inserting thread, {lookups_per_insert}x as many lookups"
+        fig = charts.lines(list(threads), series, "inserting threads", "wall time (ms)", title, logy=True)
         report.chart(f"matchbox-{lookups_per_insert}", fig, f"{label}: wall time by thread count (log)")
     return report.write()

@@ -25,6 +25,8 @@ from .timing import clock_overhead_ns, median, per_call_ns
 
 __all__ = ["run"]
 
+WHAT = {"cold": "empty matcher", "hot": "matcher of 1,000 subscriptions"}
+
 PATTERN = "foo.*.baz.qux.quux"
 TOPIC = "foo.bar.baz.qux.quux"
 VARIANTS: tuple[tuple[str, dict[str, Any]], ...] = (
@@ -125,14 +127,20 @@ def run(out: Path, repeat: int, quick: bool, progress: Progress) -> Path:
         ["state", "algorithm", "subscribe", "unsubscribe", "lookup", "lookup p99", "lookup p99.99"], rows
     )
     for state in ("cold", "hot"):
-        series = {
+        series: dict[str, list[float | None]] = {
             op: [medians[f"{state}/{v}"][op] for v, _ in VARIANTS]
             for op in ("subscribe", "unsubscribe", "lookup")
         }
         fig = charts.grouped_bars(
-            [v for v, _ in VARIANTS], series, "median ns (log)", f"{state} matcher", log=True
+            [v for v, _ in VARIANTS],
+            series,
+            "median ns (log)",
+            f"Median time of one operation, {WHAT[state]}",
+            log=True,
         )
         report.chart(f"operations-{state}", fig, f"Median latency per operation, {state} matcher (log scale)")
-    fig = charts.nines(distributions, "ns (log)", "hot lookup latency by percentile")
+    fig = charts.nines(
+        distributions, "ns (log)", "Lookup latency by percentile, matcher of 1,000 subscriptions"
+    )
     report.chart("lookup-percentiles", fig, "Hot lookup latency distribution by percentile")
     return report.write()

@@ -183,6 +183,12 @@ def run(out: Path, repeat: int, quick: bool, progress: Progress) -> Path:
         "### Where a peer disagrees with topicmatch (first examples)\n\n"
         + ("\n".join(disagreements) or "No disagreement.")
     )
-    fig = charts.grouped_bars(names, chart_series, "lookups / s (log)", "peers", log=True)
+    fig = charts.grouped_bars(
+        names,
+        chart_series,
+        "lookups / s (log)",
+        "topicmatch and its Python peers: lookups per second",
+        log=True,
+    )
     report.chart("peers", fig, "Lookups per second, topicmatch and its Python peers (log scale)")
     return report.write()

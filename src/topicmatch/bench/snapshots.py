@@ -100,7 +100,7 @@ def run(out: Path, repeat: int, quick: bool, progress: Progress) -> Path:
         series,
         "subscriptions",
         "wall time for 100 copies (ms)",
-        "snapshots",
+        "100 threads each taking a consistent copy while a writer runs",
         logx=True,
         logy=True,
     )

@@ -111,7 +111,11 @@ def run(out: Path, repeat: int, quick: bool, progress: Progress) -> Path:
         [[n, fmt_int(r), f"{r / base:.2f}", f"{r / trie:.2f}", fmt_int(counts[n])] for n, r in rates.items()],
     )
     fig = charts.grouped_bars(
-        list(rates), {"msg/s": list(rates.values())}, "messages / s (log)", "throughput", log=True
+        list(rates),
+        {"msg/s": list(rates.values())},
+        "messages / s (log)",
+        "Messages per second on the study's workload, one thread",
+        log=True,
     )
     report.chart("throughput", fig, "Messages per second, single thread (log scale)")
     return report.write()
