@@ -66,9 +66,8 @@ def _dfa_memory(topics: int) -> None:
         m.lookup(topic)
     grown = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()
-    print(
-        f"DFA memory after {topics:,} 50-word topics x 2: {grown / 1e6:8.1f} MB ({time.perf_counter() - start:.1f} s)"
-    )
+    elapsed = time.perf_counter() - start
+    print(f"DFA memory after {topics:,} 50-word topics x 2: {grown / 1e6:8.1f} MB ({elapsed:.1f} s)")
 
 
 def _one_node(k: int) -> float:

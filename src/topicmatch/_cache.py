@@ -329,12 +329,12 @@ def cached_lookups(
             off -= 1
             return direct(topic)
         generation = cache.generation  # read before the index: see ResultCache.store
-        words = parse(topic)
-        result = cache.older.get(topic)
-        if result is not None:  # cached in the older generation: back into the current one
+        older = cache.older.get(topic)
+        if older is not None:  # cached in the older generation: back into the current one
             hits += 1
             cache.promote(topic, generation)
-            return result
+            return older
+        words = parse(topic)
         misses += 1
         try:
             if words is None:

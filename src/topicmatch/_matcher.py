@@ -125,10 +125,10 @@ class MatcherSnapshot(_Reader):
 class Matcher(_Reader):
     """Find the subscribers of published topics among wildcard subscriptions.
 
-    ``algorithm`` is one of :data:`ALGORITHMS` (``"default"``: the fastest on every workload shape
-    measured, a trie whose DFA and result cache turn themselves on where traffic repeats, see
-    docs/implementation.md); ``dialect`` one of ``"amqp"`` (default), ``"mqtt"``, ``"nats"``. ``pedantic`` (nats
-    only) rejects published subjects the server rejects in pedantic mode. ``max_bytes`` and
+    ``algorithm`` is one of :data:`ALGORITHMS` (``"default"``: a trie whose DFA and result cache
+    turn themselves on where traffic repeats, see docs/implementation.md); ``dialect`` one of
+    ``"amqp"`` (default), ``"mqtt"``, ``"nats"``. ``pedantic`` (nats only) rejects published
+    subjects the server rejects in pedantic mode. ``max_bytes`` and
     ``max_words`` override the dialect's limits on patterns and topics. ``cache_size`` sets the
     result cache (0 turns it off; by default on only for ``"default"``). ``topics`` is the topic
     space of ``"inverted_bitmap"`` (required there, refused elsewhere).
@@ -198,8 +198,9 @@ class Matcher(_Reader):
 
         O(words) on the trie and the default, whatever the pattern or its trie node already holds
         (plus dropping the cached results the pattern matches: at most 16 steps per word, else
-        the result cache is emptied). Raises :class:`~topicmatch.InvalidPatternError` for a pattern the dialect rejects and
-        :class:`~topicmatch.InvalidSubscriberError` for an unhashable subscriber; nothing changes.
+        the result cache is emptied). Raises :class:`~topicmatch.InvalidPatternError` for a
+        pattern the dialect rejects and :class:`~topicmatch.InvalidSubscriberError` for an
+        unhashable subscriber; nothing changes.
         """
         tokens = self._dialect.parse_pattern(pattern)
         _check_subscriber(subscriber)
