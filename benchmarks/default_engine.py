@@ -60,6 +60,7 @@ def _variant(spec: str, shape: shapes.Shape) -> Any:
         m.subscribe_many(shape.pairs[start : start + 10_000])
     index = m._index
     if "walk" in settings:
+        assert m._cache is not None, "walk= needs a result cache"
         m._cache.walk_budget = int(settings.pop("walk"))
     for key, value in settings.items():
         attribute = {

@@ -174,3 +174,71 @@ def test_a_cache_that_hits_stays_on(monkeypatch: pytest.MonkeyPatch) -> None:
         for topic in topics:
             m.lookup(topic)
     assert m.cache_info["size"] == len(set(topics))
+
+
+def test_a_store_is_charged_its_own_time_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The cache weighs what its hits save against its upkeep: a store paused by the cyclic
+    # collector, or the rotation of a whole generation, charged to one window, switched a cache
+    # off where it doubled the lookup rate.
+    c = ResultCache(4)
+    ticks = iter([0, 10**9])  # a store that took a second
+    monkeypatch.setattr(_cache, "_clock", lambda: next(ticks))
+    c.store("a.b", ["a", "b"], frozenset({1}), c.generation)
+    assert c.spent_ns == _cache.STORE_NS
+    ticks = iter([0, 300])
+    c.store("a.c", ["a", "c"], frozenset({1}), c.generation)
+    assert len(c.entries) == 2
+    assert c.spent_ns == _cache.STORE_NS + 300
+    # The next store rotates the generations (2 = max_size // 2): the rotation is not charged.
+    ticks = iter([1_000, 1_100, 10**9, 10**9 + 250])
+    c.spent_ns = 0
+    c.store("a.d", ["a", "d"], frozenset({1}), c.generation)
+    assert set(c.older) == {"a.b", "a.c"}
+    assert set(c.entries) == {"a.d"}
+    assert c.spent_ns == 100 + 250
+
+
+def test_a_new_cache_first_times_lookups_without_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_cache, "MEASURE", 64)  # conftest sets 0; the production setting is larger
+    m = Matcher(cache_size=1000)
+    m.subscribe("a.*", 1)
+    for _ in range(21):  # 63 lookups of 3 topics: off, nothing stored
+        for topic in ("a.x", "a.y", "a.z"):
+            assert m.lookup(topic) == {1}
+    assert m.cache_info["size"] == 0
+    for _ in range(3):  # the 64th lookup ends the measuring; a.x misses again and is stored
+        assert m.lookup("a.x") == {1}
+    assert "a.x" in m._cache.entries  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("repeating", ["cheap", "dear"])
+def test_the_cache_values_its_hits_at_what_lookups_cost_without_it(
+    monkeypatch: pytest.MonkeyPatch, repeating: str
+) -> None:
+    # Half the lookups go to 10 topics over and over (they hit), half to topics never seen
+    # before; a write's invalidation costs the cache 5 us every 10 lookups. When the repeating
+    # topics are the cheap ones (200 ns, against 10 us), the hits save less than that upkeep
+    # and the cache must go off; when they are the dear ones, it must stay on. Valuing a hit at
+    # the mean *miss* (10 us in the first case) kept the cache on in both.
+    monkeypatch.setattr(_cache, "WINDOW", 64)
+    monkeypatch.setattr(_cache, "MEASURE", 64)
+    now = [0]
+    monkeypatch.setattr(_cache, "_clock", lambda: now[0])
+    cost = {"cheap": 200, "dear": 10_000}
+
+    def parse(topic: str) -> list[str]:
+        return topic.split(".")
+
+    def match(words: list[str]) -> frozenset[int]:
+        now[0] += cost[words[0]]
+        return frozenset()
+
+    cache = ResultCache(1000)
+    lookup, _ = _cache.cached_lookups(cache, parse, match, lambda t: match(parse(t)))
+    once = "dear" if repeating == "cheap" else "cheap"
+    rng = random.Random(7)
+    for i in range(3000):
+        lookup(f"{repeating}.{i % 10}" if rng.random() < 0.5 else f"{once}.{i}")
+        if i % 10 == 0:
+            cache.spent_ns += 5_000
+    assert bool(cache.entries) == (repeating == "dear")

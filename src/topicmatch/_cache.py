@@ -15,17 +15,23 @@ topic in the older generation moves it back. Hot topics thus survive, one-off on
 generation, at amortised O(1) per store and no per-entry bookkeeping (a hit stays one dict
 access; only misses look at the older generation).
 
-**On and off.** The cache weighs what it saves against what it costs. The lookup functions
-(:func:`cached_lookups`) count hits and misses and time one miss in eight in the index (what a
-hit saves); the cache times its own upkeep (stores, invalidation walks, emptying). Every
-:data:`WINDOW` misses (but the first window after the cache went on, which only fills it), if
-the hits saved less than the upkeep and the admission of the misses cost, the cache switches
-itself off: it is emptied, and for the next ``backoff`` lookups
-(:data:`FIRST_BACKOFF` the first time, four times longer each time it switches off again, at
-most :data:`MAX_BACKOFF`) lookups go straight to the index, paying one dict access. Then it
-switches itself on and measures again. Topics that never repeat (one per device, a log replayed
-once) and writes so frequent that entries die before they are read (subscription churn) thus
-cost the index's lookup and little more.
+**On and off.** The cache weighs what it saves against what it costs. A new cache starts off
+for :data:`MEASURE` lookups, timing one in eight of the last :data:`WINDOW` of them: the mean
+cost of a lookup of this traffic without the cache. While on, the lookup functions
+(:func:`cached_lookups`) count hits and misses and time one miss in eight (its parse and the
+index's lookup); the cache times its own upkeep (stores, invalidation walks). Every
+:data:`WINDOW` misses (but the first window after the cache went on, which only fills it), the
+saving is the window's lookups at the mean without the cache less its misses at their own mean
+(the hits may be the cheap topics: under subscription churn they were), at most each hit at the
+dearer mean; if it is below the upkeep and the admission of the misses, the cache switches itself
+off: it is emptied, and for the next ``backoff`` lookups (:data:`FIRST_BACKOFF` the first time,
+four times longer each time it switches off again, at most :data:`MAX_BACKOFF`) lookups go
+straight to the index, paying one dict access, and the last of them re-measure the mean without
+the cache. Then it switches itself on and measures again. Means leave out their longest eighth
+and a store is charged at most :data:`STORE_NS`, so that a pause of the collector or the
+scheduler does not decide. Topics that never repeat (one per device, a log replayed once) and
+writes so frequent that entries die before they are read thus cost the index's lookup and
+little more.
 
 **Exact invalidation, bounded.** Before a write commits, the cache drops exactly the entries the
 written pattern matches, and nothing else. To find them without testing every entry, the cached
@@ -72,9 +78,14 @@ MAX_BYTES: Final = 32 * 1024 * 1024
 #: Misses per measurement window; the admission's cost per miss (a dict insert), in ns.
 WINDOW: Final = 1024
 ADMIT_NS: Final = 100
-#: Lookups the cache stays off the first time, and at most.
+#: Lookups a new cache stays off, timing the index alone (the cost a hit saves on this traffic).
+MEASURE: Final = 2 * WINDOW
+#: Lookups the cache stays off the first time it switches itself off, and at most.
 FIRST_BACKOFF: Final = 16 * WINDOW
 MAX_BACKOFF: Final = 1 << 22
+#: The most one store is charged, in ns: several times the cost of storing a topic of
+#: MAX_TOPIC_WORDS words; what a store takes beyond that is a pause that is not the cache's.
+STORE_NS: Final = 50_000
 _clock = time.perf_counter_ns
 _NODE_BYTES: Final = sys.getsizeof(object()) + 2 * 8 + 64 + 232  # a node, its dict, one entry
 _ENTRY_BYTES: Final = 64
@@ -153,7 +164,12 @@ class ResultCache:
             if self.generation != generation or topic in entries or topic in self.older:
                 return
             if len(entries) >= max(1, self.max_size // 2) or self.bytes >= self.max_bytes:
+                # Not charged: a rotation forgets a whole generation at once, and charging that
+                # to the one window it falls in switched the cache off where it doubled the rate
+                # (the unmatched workload of docs/performance.md, "The default engine").
+                rotation = _clock()
                 self._rotate()
+                start += _clock() - rotation
             entries[topic] = result
             # Charged: the entry and its key, the result (counted per entry: a result several
             # topics share is counted several times, which only errs on the safe side), the
@@ -171,7 +187,9 @@ class ResultCache:
                 node.topic = topic
             self._cost[topic] = (words, charge)
             self.bytes += charge
-        self.spent_ns += _clock() - start
+        # At most STORE_NS: a longer store was paused (the cyclic collector, the scheduler),
+        # and one such pause switched the cache off where it paid.
+        self.spent_ns += min(_clock() - start, STORE_NS)
 
     def promote(self, topic: str, generation: int) -> None:
         """Move ``topic`` from the older generation back into the current one (a dict move: it
@@ -318,48 +336,72 @@ def cached_lookups(
     get = cache.entries.get
     getitem = cache.entries.__getitem__
     hits = misses = 0  # of the current window
-    timed = timed_ns = 0  # misses timed in the window, and their time in the index
-    off = 0  # lookups left with the cache off
+    timed: list[int] = []  # the times of the misses timed in the window (parse and index)
+    off = MEASURE  # lookups left with the cache off: it starts off, to time lookups without it
+    off_timed: list[int] = []  # the times of the lookups timed while off
+    base_ns = 0  # the mean time of a lookup without the cache, as last measured while off
     backoff = FIRST_BACKOFF
     warming = True  # the first window after the cache went on
 
     def miss(topic: str) -> frozenset[Hashable]:
-        nonlocal hits, misses, off, backoff, timed, timed_ns, warming
+        nonlocal hits, misses, off, backoff, warming, base_ns
         if off:
             off -= 1
-            return direct(topic)
+            if off & 7 or off > WINDOW:
+                return direct(topic)
+            # One lookup in 8 of the last WINDOW while off is timed: what a lookup of this
+            # traffic costs without the cache, whichever topics it would hit (see the decision
+            # below). Not the first ones: a new matcher's first lookups teach its DFA, and
+            # timing them made lookups look three times dearer than they then were.
+            start = _clock()
+            result = direct(topic)
+            off_timed.append(_clock() - start)
+            if not off:
+                base_ns = _typical(off_timed)
+                off_timed.clear()
+            return result
         generation = cache.generation  # read before the index: see ResultCache.store
         older = cache.older.get(topic)
         if older is not None:  # cached in the older generation: back into the current one
             hits += 1
             cache.promote(topic, generation)
             return older
-        words = parse(topic)
         misses += 1
+        # One miss in 8 is timed: what a hit saves, the topic's parse and the index's lookup
+        # (timing the lookup alone undervalued hits on topics that match nobody, whose walk
+        # ends at the first word, and switched the cache off where it doubled the rate).
+        timing = not misses & 7
+        if timing:
+            start = _clock()
+        words = parse(topic)
         try:
-            if words is None:
-                result: frozenset[Hashable] = EMPTY
-            elif misses & 7:
-                result = match(words)
-            else:  # one miss in 8 is timed: what a hit saves
-                start = _clock()
-                result = match(words)
-                timed_ns += _clock() - start
-                timed += 1
+            result = EMPTY if words is None else match(words)
         except UnknownTopicError:
             raise UnknownTopicError(topic) from None
+        if timing:
+            timed.append(_clock() - start)
         if misses >= WINDOW:
-            # What the hits saved against what keeping the cache cost (stores, invalidations,
-            # and the admission of each miss). The first window after the cache went on only
-            # fills it: hits come once topics have been stored.
+            # What the cache saved against what keeping it cost (stores, invalidations, and the
+            # admission of each miss). Saved: these lookups' time without the cache (the mean
+            # measured while it was off) less the misses' time with it. Valuing each hit at the
+            # mean miss instead overrated the cache where the topics that repeat are the cheap
+            # ones (subscription churn: it kept the cache on at 0.8x the rate without it). The
+            # first window after the cache went on only fills it: hits come once topics are in.
+            # At most each hit valued at the dearer of the two means (and nothing without hits):
+            # the mean without the cache is not re-measured while the cache stays on, and a
+            # stale one must not make misses look like savings.
+            miss_ns = _typical(timed)
+            base = base_ns or miss_ns
+            saved = min(max((hits + misses) * base - misses * miss_ns, 0), hits * max(base, miss_ns))
             if warming:
                 warming = False
-            elif hits * (timed_ns // max(timed, 1)) < cache.spent_ns + misses * ADMIT_NS:
+            elif saved < cache.spent_ns + misses * ADMIT_NS:
                 cache.empty()
                 off, backoff, warming = backoff, min(4 * backoff, MAX_BACKOFF), True
             else:
                 backoff = FIRST_BACKOFF
-            hits = misses = timed = timed_ns = cache.spent_ns = 0
+            hits = misses = cache.spent_ns = 0
+            timed.clear()
         if not off:
             cache.admit(topic, words, result, generation)
         return result
@@ -392,6 +434,15 @@ def cached_lookups(
         return out
 
     return lookup, lookup_many
+
+
+def _typical(times: list[int]) -> int:
+    """The mean of ``times`` without its longest eighth, 0 if empty: a lookup that the collector
+    or the scheduler paused, once in a window, made misses look 30x dearer and switched off a
+    cache that doubled the rate."""
+    kept = sorted(times)  # a copy first: other threads append to and clear ``times``
+    n = len(kept) - len(kept) // 8
+    return sum(kept[:n]) // n if n else 0
 
 
 #: Topics per C loop of ``lookup_many``: a miss costs at most this many wasted dict accesses.

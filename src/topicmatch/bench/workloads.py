@@ -159,7 +159,9 @@ def _rounds(
     if mine:
         # Ratios of runs next to each other in time: this machine's speed drifts over seconds.
         for name, values in samples.items():
-            row.paired[name] = median([a / b for a, b in zip(mine, values, strict=True) if b])
+            ratios = [a / b for a, b in zip(mine, values, strict=True) if b]
+            if ratios:  # none: the contender did no lookup at all (churn: all its time went on writes)
+                row.paired[name] = median(ratios)
 
 
 def _lookup_row(

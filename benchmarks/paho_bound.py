@@ -1,0 +1,77 @@
+"""Where 2x paho-mqtt's ``MQTTMatcher`` stops being reachable: topics seen once, topics matching nobody.
+
+    .venv/bin/python benchmarks/paho_bound.py [ROUNDS]
+
+On the workload matrix's ``distinct-10k`` row (10,000 MQTT filters, every topic new) and its
+``unmatched`` row (20,000 filters, 90 % of the topics match nobody), the time per lookup of:
+paho's ``MQTTMatcher`` (``iter_match``, drained); topicmatch's ``trie`` and ``default``; and two
+floors of any topicmatch lookup, which must check the topic against the dialect and split it into
+words: ``Matcher.lookup`` on a matcher with no subscriptions (validate, split, call the index,
+find nothing), and the dialect's topic parser alone. Each round runs every variant once on the
+same 2,000 topics, in rotated order, on topics no variant has seen (distinct) or from the row's
+repeating list (unmatched); medians over ROUNDS (default 31) rounds, and the median of each
+round's ratio of paho's time to the variant's (above 2: the 2x target met).
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from topicmatch import Matcher
+from topicmatch.bench import shapes
+from topicmatch.bench.contenders import _Paho
+
+PER_ROUND = 2_000
+
+
+def _variants(shape: shapes.Shape) -> dict[str, Callable[[str], Any]]:
+    paho = _Paho()
+    for pattern, subscriber in shape.pairs:
+        paho.subscribe(pattern, subscriber)
+    trie, default = Matcher("trie", "mqtt"), Matcher(dialect="mqtt")
+    for m in (trie, default):
+        m.subscribe_many(shape.pairs)
+    empty = Matcher(dialect="mqtt")
+    return {
+        "paho MQTTMatcher": paho.lookup,
+        "trie": trie.lookup,
+        "default": default.lookup,
+        "floor: lookup, no subscriptions": empty.lookup,
+        "floor: parse the topic only": empty._parse_topic,
+    }
+
+
+def main(rounds: int) -> None:
+    rows = {
+        "distinct-10k": shapes.distinct(10_000, PER_ROUND * (rounds + 1)),
+        "unmatched": shapes.unmatched(20_000, 200_000),
+    }
+    for name, shape in rows.items():
+        variants = _variants(shape)
+        gc.collect()
+        gc.freeze()
+        times: dict[str, list[float]] = {v: [] for v in variants}
+        for r in range(rounds + 1):
+            topics = shape.topics[r * PER_ROUND % (len(shape.topics) - PER_ROUND) :][:PER_ROUND]
+            order = list(variants)[r % len(variants) :] + list(variants)[: r % len(variants)]
+            for v in order:
+                lookup = variants[v]
+                start = time.perf_counter()
+                for topic in topics:
+                    lookup(topic)
+                if r:  # round 0 warms up
+                    times[v].append((time.perf_counter() - start) / PER_ROUND)
+        print(f"{name}:")
+        for v, values in times.items():
+            ratio = statistics.median(p / t for p, t in zip(times["paho MQTTMatcher"], values, strict=True))
+            print(f"  {v:34s} {statistics.median(values) * 1e6:6.2f} us   paho's time / this: {ratio:5.2f}")
+        gc.unfreeze()
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 31)
