@@ -7,8 +7,9 @@ Through the public API only, so that any version of topicmatch runs it. Each cas
 line; tests/test_bounds.py pins the same bounds by counting rather than timing.
 
 1. A write while the result cache is full of long topics: 4,096 distinct 120-word topics, each
-   looked up three times (the cache stores a topic on its second miss) under subscriptions that
-   make them costly to look up, then one subscribe of a pattern with many ``#`` (and of ``#.q``);
+   looked up three times (the cache stores a topic on its second miss, after its first 2,048
+   lookups, which it times without itself) under subscriptions that make them costly to look
+   up, then one subscribe of a pattern with many ``#`` (and of ``#.q``);
    the same with 16-word topics (the longest the cache keeps now). The cache is kept on (it
    would switch itself off where caching does not pay); each line says how many topics were
    cached at the time of the write.
