@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from enum import Enum
 
 import pytest
 
-from topicmatch import InvalidPatternError, InvalidSubscriberError, Matcher, UnknownTopicError
+from topicmatch import (
+    InvalidPatternError,
+    InvalidSubscriberError,
+    InvalidTopicError,
+    Matcher,
+    UnknownTopicError,
+)
 
 
 def test_subscribe_is_idempotent_and_unsubscribe_tolerant(matcher_factory: Callable[..., Matcher]) -> None:
@@ -116,3 +123,43 @@ def test_repr_and_properties() -> None:
     assert "cstrie mqtt" in repr(m)
     assert dict(m.cache_info) == {"size": 0, "max_size": 0, "bytes": 0}
     assert Matcher().cache_info["max_size"] > 0
+
+
+class _Ticker(str, Enum):  # noqa: UP042 - the case users hit (StrEnum prints its value)
+    STOCK = "stock.nyse"
+
+
+class _Topic(str):  # a plain subclass that also prints unlike its value
+    def __str__(self) -> str:
+        return "not the value"
+
+
+@pytest.mark.parametrize("kind", [_Ticker.STOCK, _Topic("stock.nyse")], ids=["enum", "subclass"])
+def test_str_subclasses_count_by_their_value(matcher_factory: Callable[..., Matcher], kind: str) -> None:
+    m = matcher_factory(topics=["stock.nyse", "stock.lse"])
+    assert m.subscribe(kind, 1)
+    assert m.subscribe("stock.*", 2)
+    assert m.subscriptions() == {"stock.nyse": {1}, "stock.*": {2}}
+    assert all(type(p) is str for p in m.subscriptions())
+    for _ in range(3):  # also once the default's cache has seen them
+        assert m.lookup(kind) == {1, 2}
+        assert m.lookup("stock.nyse") == {1, 2}
+        assert m.lookup_many([kind, "stock.nyse", kind]) == [{1, 2}] * 3
+    assert m.snapshot().lookup(kind) == {1, 2}
+    assert m.unsubscribe(kind, 1)
+    assert m.lookup("stock.nyse") == m.lookup(kind) == {2}
+    assert m.subscribe_many([(kind, 3), ("stock.nyse", 4)]) == 2
+    assert m.subscriptions()["stock.nyse"] == {3, 4}
+
+
+def test_lookup_many_raises_what_lookup_raises(matcher_factory: Callable[..., Matcher]) -> None:
+    m = matcher_factory(topics=["a"])
+    m.subscribe("a", 1)
+    for bad in (["a"], None, 3):
+        with pytest.raises(InvalidTopicError):
+            m.lookup(bad)  # type: ignore[arg-type]
+        with pytest.raises(InvalidTopicError):
+            m.lookup_many(["a", bad])  # type: ignore[list-item]
+        with pytest.raises(InvalidTopicError):
+            m.snapshot().lookup_many([bad])  # type: ignore[list-item]
+    assert m.lookup("a") == {1}

@@ -345,6 +345,8 @@ def cached_lookups(
 
     def miss(topic: str) -> frozenset[Hashable]:
         nonlocal hits, misses, off, backoff, warming, base_ns
+        if type(topic) is not str:
+            return direct(topic)  # never a key: a str subclass may hash or compare unlike its value
         if off:
             off -= 1
             if off & 7 or off > WINDOW:

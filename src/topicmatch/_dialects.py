@@ -95,7 +95,8 @@ class Dialect:
     def _check_text(self, text: object, error: type[InvalidPatternError | InvalidTopicError]) -> str:
         if type(text) is not str:
             if isinstance(text, str):
-                text = str(text)
+                # The value: str() would call the subclass's __str__ ('T.STOCK' for an Enum member).
+                text = str.__str__(text)
             else:
                 raise error(self.name, repr(text), f"must be a str, not {type(text).__name__}")
         assert isinstance(text, str)

@@ -83,11 +83,15 @@ class _Reader:
         return self._lookup_direct(topic)
 
     def lookup_many(self, topics: Iterable[str]) -> list[frozenset[Hashable]]:
-        """``[lookup(t) for t in topics]``, faster: each distinct topic is matched once."""
+        """``[lookup(t) for t in topics]``, faster: each distinct topic is matched once. Raises
+        what :meth:`lookup` raises, at the first bad topic."""
         seen: dict[str, frozenset[Hashable]] = {}
         get, direct = seen.get, self._lookup_direct
         out = []
         for topic in topics:
+            if type(topic) is not str:  # a subclass may hash or compare unlike its value
+                out.append(direct(topic))
+                continue
             result = get(topic)
             if result is None:
                 result = seen[topic] = direct(topic)
@@ -202,6 +206,7 @@ class Matcher(_Reader):
         pattern the dialect rejects and :class:`~topicmatch.InvalidSubscriberError` for an
         unhashable subscriber; nothing changes.
         """
+        pattern = _value(pattern)
         tokens = self._dialect.parse_pattern(pattern)
         _check_subscriber(subscriber)
         if self._cache is None:
@@ -222,7 +227,8 @@ class Matcher(_Reader):
         groups: dict[str, tuple[Tokens, set[Hashable]]] = {}
         parse = self._dialect.parse_pattern
         for position, (pattern, subscriber) in enumerate(pairs):
-            group = groups.get(pattern) if isinstance(pattern, str) else None
+            pattern = _value(pattern)
+            group = groups.get(pattern) if type(pattern) is str else None
             if group is None:
                 try:
                     tokens = parse(pattern)
@@ -244,6 +250,7 @@ class Matcher(_Reader):
         An invalid pattern still raises :class:`~topicmatch.InvalidPatternError`: it cannot have
         been subscribed, and silence would hide a typo.
         """
+        pattern = _value(pattern)
         tokens = self._dialect.parse_pattern(pattern)
         _check_subscriber(subscriber)
         if self._cache is None:
@@ -267,7 +274,7 @@ class Matcher(_Reader):
         for topic in topics:
             words = self._dialect.parse_topic(topic)
             if words is not None:  # a NATS subject with an empty token matches nothing anyway
-                space.append((topic, words))
+                space.append((_value(topic), words))
         return space
 
     # -- reads ---------------------------------------------------------------------------
@@ -284,6 +291,12 @@ class Matcher(_Reader):
         if cache is None:
             return MappingProxyType({"size": 0, "max_size": 0, "bytes": 0})
         return MappingProxyType({"size": len(cache), "max_size": cache.max_size, "bytes": cache.bytes})
+
+
+def _value(text: str) -> str:
+    """A str subclass's value as a plain str (an ``Enum`` member of ``str`` hashes, compares and
+    prints unlike its value); anything else unchanged, for the dialect to judge."""
+    return text if type(text) is str or not isinstance(text, str) else str.__str__(text)
 
 
 def _check_subscriber(subscriber: object) -> None:
