@@ -51,7 +51,7 @@ def test_shared_subscriptions_keep_their_names(matcher_factory: Callable[..., Ma
     m.subscribe("$share/g1/a/+", "x")
     m.subscribe("a/+", "y")
     assert m.lookup("a/b") == {"x", "y"}
-    assert m.topics() == ["$share/g1/a/+", "a/+"]
+    assert m.patterns() == ["$share/g1/a/+", "a/+"]
     m.unsubscribe("a/+", "y")
     assert m.lookup("a/b") == {"x"}
 
@@ -91,7 +91,7 @@ def test_snapshot_is_frozen(matcher_factory: Callable[..., Matcher]) -> None:
     assert snap.lookup("a.b") == {1}
     assert snap.lookup_many(["a.b", "c"]) == [{1}, frozenset()]
     assert snap.subscriptions() == {"a.*": {1}}
-    assert snap.topics() == ["a.*"]
+    assert snap.patterns() == ["a.*"]
     assert len(snap) == 1
     assert m.lookup("a.b") == {2}
     assert not hasattr(snap, "subscribe")
@@ -163,3 +163,12 @@ def test_lookup_many_raises_what_lookup_raises(matcher_factory: Callable[..., Ma
         with pytest.raises(InvalidTopicError):
             m.snapshot().lookup_many([bad])  # type: ignore[list-item]
     assert m.lookup("a") == {1}
+
+
+def test_topics_is_a_deprecated_name_of_patterns() -> None:
+    m = Matcher()
+    m.subscribe("b.#", 1)
+    m.subscribe("a.*", 2)
+    assert m.patterns() == ["a.*", "b.#"]
+    with pytest.warns(DeprecationWarning, match="renamed patterns"):
+        assert m.topics() == ["a.*", "b.#"]

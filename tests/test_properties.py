@@ -49,7 +49,7 @@ def _check_dialect(dialect: str, data: st.DataObject) -> None:
         for p, s in pairs:
             expected_subs.setdefault(p, set()).add(s)
         assert m.subscriptions() == expected_subs, algorithm
-        assert m.topics() == sorted(expected_subs), algorithm
+        assert m.patterns() == sorted(expected_subs), algorithm
 
 
 @given(st.data())

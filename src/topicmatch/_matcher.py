@@ -8,6 +8,7 @@ anything is changed.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from functools import partial
 from types import MappingProxyType
@@ -102,9 +103,14 @@ class _Reader:
         """A consistent copy of every subscription: ``{pattern: frozenset(subscribers)}``."""
         return {pattern: subs for pattern, _tokens, subs in self._index.items()}
 
-    def topics(self) -> list[str]:
+    def patterns(self) -> list[str]:
         """The subscribed patterns, sorted (each appears once, whatever its subscriber count)."""
         return sorted(pattern for pattern, _tokens, _subs in self._index.items())
+
+    def topics(self) -> list[str]:
+        """Deprecated name of :meth:`patterns` (``topics=`` of the constructor is the topic space)."""
+        warnings.warn("Matcher.topics() is renamed patterns()", DeprecationWarning, stacklevel=2)
+        return self.patterns()
 
     def __len__(self) -> int:
         """The number of (pattern, subscriber) pairs."""
@@ -114,7 +120,7 @@ class _Reader:
 class MatcherSnapshot(_Reader):
     """A read-only view of a matcher at one instant; later writes do not show in it.
 
-    Offers ``lookup``, ``lookup_many``, ``subscriptions``, ``topics`` and ``len``.
+    Offers ``lookup``, ``lookup_many``, ``subscriptions``, ``patterns`` and ``len``.
     """
 
     def __init__(self, index: Index, dialect: Dialect) -> None:
