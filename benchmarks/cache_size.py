@@ -1,43 +1,48 @@
 """How big should the default matcher's result cache be? Lookups/s on realistic traffic.
 
-Usage: ``.venv/bin/python benchmarks/cache_size.py``
+Usage: ``.venv/bin/python benchmarks/cache_size.py [ROUNDS]``
 
 Realistic workload (``topicmatch._workloads.realistic``: Zipf words, 1-5 words, ~13 % wildcard
-patterns), 1,000 and 10,000 subscriptions, 20,000 lookups; the default matcher with its cache off
-and at several sizes; median of 5 runs after a warm-up run, as ratios to the cache-off matcher of
-the same run.
+patterns), 1,000 and 10,000 subscriptions, 20,000 lookups of about 15,600 distinct topics (a log
+replayed: every round reads the same list); the default matcher with its cache off and at
+several sizes, all built first, then measured round after round in rotated order (ROUNDS, default
+15, after a warm-up round). Reported: each variant's median rate, and the median over the rounds
+of its rate divided by the cache-off matcher's in the same round. The cyclic collector runs as in
+an application (nothing is frozen).
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
+import statistics
+import sys
+import time
 
 from topicmatch import Matcher
 from topicmatch._workloads import realistic
-from topicmatch.bench.timing import median, rate
 
 SIZES = (0, 1024, 4096, 16384)
 
 
-def _all(lookup: Callable[[str], object], topics: list[str]) -> None:
-    for topic in topics:
-        lookup(topic)
-
-
-def main() -> None:
+def main(rounds: int) -> None:
     for subscriptions in (1_000, 10_000):
         patterns, topics = realistic(subscriptions, 20_000, seed=13)
         print(f"{subscriptions:,} subscriptions, {len(set(topics)):,} distinct topics in {len(topics):,}")
-        base = 0.0
+        matchers = {size: Matcher(cache_size=size) for size in SIZES}
+        for m in matchers.values():
+            m.subscribe_many((p, i) for i, p in enumerate(patterns))
+        rates: dict[int, list[float]] = {size: [] for size in SIZES}
+        for r in range(rounds + 1):
+            for size in SIZES[r % len(SIZES) :] + SIZES[: r % len(SIZES)]:
+                lookup = matchers[size].lookup
+                start = time.perf_counter()
+                for topic in topics:
+                    lookup(topic)
+                if r:  # round 0 warms up
+                    rates[size].append(len(topics) / (time.perf_counter() - start))
         for size in SIZES:
-            m = Matcher(cache_size=size)
-            for i, p in enumerate(patterns):
-                m.subscribe(p, i)
-            r = median(rate(functools.partial(_all, m.lookup, topics), len(topics), 5))
-            base = base or r
-            print(f"  cache_size={size:>6}: {r:>12,.0f} lookups/s  x{r / base:.2f}")
+            ratio = statistics.median(a / b for a, b in zip(rates[size], rates[0], strict=True))
+            print(f"  cache_size={size:>6}: {statistics.median(rates[size]):>12,.0f} lookups/s  x{ratio:.2f}")
 
 
 if __name__ == "__main__":
-    main()
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 15)
