@@ -14,7 +14,7 @@ import tracemalloc
 
 import pytest
 
-from topicmatch import Matcher, _cache
+from topicmatch import ConfigurationError, Matcher, _cache
 from topicmatch._cache import MAX_TOPIC_WORDS, WALK_STEPS
 from topicmatch._dfa import DFA
 from topicmatch._walk import SMALL, materialize
@@ -103,6 +103,39 @@ def test_dfa_memory_stays_within_its_byte_bound() -> None:
     assert dfa.bytes >= budget  # the workload fills the budget...
     assert grown <= dfa.bytes  # ...and everything kept was charged
     assert dfa.bytes <= budget + 64 * 1024  # the last charge overshoots by at most one state
+
+
+def test_the_dfa_bound_is_set_through_the_matcher() -> None:
+    budget = 1024 * 1024
+    rng = random.Random(4)
+    topics = [".".join(f"w{rng.randrange(400)}" for _ in range(50)) for _ in range(300)]
+
+    def growth(dfa: bool) -> tuple[int, Matcher]:
+        m = Matcher(cache_size=0, dfa_bytes=budget)
+        m._index._use_dfa = dfa  # type: ignore[attr-defined]
+        m.subscribe_many((f"#.w{i}.#", i) for i in range(200))
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            for _ in range(40):  # the matcher makes its DFA after 64 lookups, then it learns
+                for topic in topics:
+                    m.lookup(topic)
+            return tracemalloc.get_traced_memory()[0] - before, m
+        finally:
+            tracemalloc.stop()
+
+    without, _ = growth(dfa=False)  # what the lookups leave behind anyway (interpreter caches)
+    grown, m = growth(dfa=True)
+    dfa = m._index._dfa  # type: ignore[attr-defined]
+    assert dfa is not None
+    assert dfa.max_bytes == budget
+    assert dfa.bytes >= budget  # the workload fills the budget...
+    assert grown - without <= budget + 64 * 1024  # ...and the DFA keeps no more than it
+    for bad in (-1, 1.5, "1"):
+        with pytest.raises(ConfigurationError, match="dfa_bytes"):
+            Matcher(dfa_bytes=bad)  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="dfa_bytes"):
+        Matcher("trie", dfa_bytes=budget)
 
 
 def test_subscribe_many_on_one_node_is_linear() -> None:

@@ -140,7 +140,9 @@ class Matcher(_Reader):
     ``"amqp"`` (default), ``"mqtt"``, ``"nats"``. ``pedantic`` (nats only) rejects published
     subjects the server rejects in pedantic mode. ``max_bytes`` and
     ``max_words`` override the dialect's limits on patterns and topics. ``cache_size`` sets the
-    result cache (0 turns it off; by default on only for ``"default"``). ``topics`` is the topic
+    result cache (0 turns it off; by default on only for ``"default"``). ``dfa_bytes`` bounds the
+    memory of the default's DFA (32 MiB by default; it then learns nothing more and lookups walk
+    the trie from where its known transitions end). ``topics`` is the topic
     space of ``"inverted_bitmap"`` (required there, refused elsewhere).
 
     All methods are thread-safe; lookups take no lock (see docs/implementation.md).
@@ -161,6 +163,7 @@ class Matcher(_Reader):
         max_bytes: int | None = None,
         max_words: int | None = None,
         cache_size: int | None = None,
+        dfa_bytes: int | None = None,
         topics: Iterable[str] | None = None,
     ) -> None:
         if algorithm not in ALGORITHMS:
@@ -178,8 +181,14 @@ class Matcher(_Reader):
             self._index: Index = InvertedBitmapIndex(dollar, self._parse_space(topics))
         elif topics is not None:
             raise ConfigurationError(f"topics= is the inverted_bitmap's topic space; {algorithm} takes none")
+        if dfa_bytes is not None and algorithm != "default":
+            raise ConfigurationError(f"dfa_bytes= bounds the default's DFA; {algorithm} has none")
         elif algorithm == "default":
-            self._index = TrieIndex(dollar, dfa=True)
+            trie = self._index = TrieIndex(dollar, dfa=True)
+            if dfa_bytes is not None:
+                if not isinstance(dfa_bytes, int) or dfa_bytes < 0:
+                    raise ConfigurationError(f"dfa_bytes must be an int >= 0, not {dfa_bytes!r}")
+                trie.dfa_bytes = dfa_bytes
         else:
             self._index = _INDEXES[name](dollar)
         if cache_size is None:

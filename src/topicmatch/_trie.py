@@ -209,6 +209,8 @@ class TrieIndex(Index):
             self._quiet = 0
         self._quiet += 1
         if self._quiet >= self.quiet_lookups + self._backoff:
+            # The retired DFA goes with the reference to it: one DFA's bytes at a time.
+            self._retired = None
             self._dfa = self._new_dfa(version)
 
     def _new_dfa(self, version: int) -> DFA:
