@@ -130,7 +130,10 @@ def test_the_dfa_bound_is_set_through_the_matcher() -> None:
     assert dfa is not None
     assert dfa.max_bytes == budget
     assert dfa.bytes >= budget  # the workload fills the budget...
-    assert grown - without <= budget + 64 * 1024  # ...and the DFA keeps no more than it
+    # ...and the DFA keeps about that: its charge is an estimate (sys.getsizeof of what it
+    # makes, 64 B per dict entry), which lookups' noted words and dict growth exceed by up to a
+    # quarter here; Matcher documents 1.5x.
+    assert grown - without <= 1.5 * budget
     for bad in (-1, 1.5, "1"):
         with pytest.raises(ConfigurationError, match="dfa_bytes"):
             Matcher(dfa_bytes=bad)  # type: ignore[arg-type]

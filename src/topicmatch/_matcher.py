@@ -142,7 +142,8 @@ class Matcher(_Reader):
     ``max_words`` override the dialect's limits on patterns and topics. ``cache_size`` sets the
     result cache (0 turns it off; by default on only for ``"default"``). ``dfa_bytes`` bounds the
     memory of the default's DFA (32 MiB by default; it then learns nothing more and lookups walk
-    the trie from where its known transitions end). ``topics`` is the topic
+    the trie from where its known transitions end; what it keeps is charged by estimate, and stays
+    within 1.5x of the bound, tests/test_bounds.py). ``topics`` is the topic
     space of ``"inverted_bitmap"`` (required there, refused elsewhere).
 
     All methods are thread-safe; lookups take no lock (see docs/implementation.md).
@@ -175,14 +176,14 @@ class Matcher(_Reader):
         self.algorithm = algorithm
         name = DEFAULT_INDEX if algorithm == "default" else algorithm
         dollar = self._dialect.dollar_rule
+        if dfa_bytes is not None and algorithm != "default":
+            raise ConfigurationError(f"dfa_bytes= bounds the default's DFA; {algorithm} has none")
         if name == "inverted_bitmap":
             if topics is None:
                 raise ConfigurationError("inverted_bitmap needs its topic space: Matcher(..., topics=[...])")
             self._index: Index = InvertedBitmapIndex(dollar, self._parse_space(topics))
         elif topics is not None:
             raise ConfigurationError(f"topics= is the inverted_bitmap's topic space; {algorithm} takes none")
-        if dfa_bytes is not None and algorithm != "default":
-            raise ConfigurationError(f"dfa_bytes= bounds the default's DFA; {algorithm} has none")
         elif algorithm == "default":
             trie = self._index = TrieIndex(dollar, dfa=True)
             if dfa_bytes is not None:
