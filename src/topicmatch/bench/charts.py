@@ -74,11 +74,20 @@ def heatmap(
     for i, line in enumerate(values):
         for j, v in enumerate(line):
             if v:
-                ax.text(j, i, f"{v:.2f}" if v < 100 else f"{v:,.0f}", ha="center", va="center", fontsize=8)
-    fig.colorbar(image, ax=ax, shrink=0.8)
+                ax.text(j, i, _ratio_label(v), ha="center", va="center", fontsize=8)
+    fig.colorbar(image, ax=ax, shrink=0.8, label="ratio (log scale)")
     ax.set_title(title, fontsize="medium")
     fig.tight_layout()
     return fig
+
+
+def _ratio_label(v: float) -> str:
+    """0.75, 12, or 1/520 for a small ratio (0.00 would say nothing)."""
+    if v >= 100:
+        return f"{v:,.0f}"
+    if v >= 0.1:
+        return f"{v:.2f}"
+    return f"1/{1 / v:,.0f}"
 
 
 def lines(

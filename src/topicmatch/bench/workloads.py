@@ -314,7 +314,10 @@ def _summary(rows: list[Row]) -> tuple[list[str], list[list[str]]]:
     for row in rows:
         default = row.rates.get("default")
         five = {n: row.rates[n] for n in FIVE if n in row.rates}
-        best = max(five, key=five.__getitem__) if five else None
+        # The best is the one the default fares worst against, round by round (the paired ratio):
+        # on a noisy machine the highest median rate can belong to another.
+        paired = [n for n in five if n in row.paired]
+        best = min(paired, key=row.paired.__getitem__) if paired else None
         peer = "paho" if row.dialect == "mqtt" else "kombu"
         table.append(
             [
