@@ -116,7 +116,7 @@ def lines(
         ax.set_xscale("log")
     if logy:
         ax.set_yscale("log")
-    ax.set_xticks(list(x), [f"{v:,g}" for v in x])
+    ax.set_xticks(list(x), [f"{v:,.0f}" if v == int(v) else f"{v:,g}" for v in x])  # 1,000,000, not 1e+06
     ax.xaxis.set_minor_locator(NullLocator())  # only the measured sizes, never 1.5 threads
     if len(series) > 1:
         ax.legend(fontsize="small")
