@@ -85,20 +85,23 @@ class Row:
 
 
 def _lookups(lookup: Callable[[str], Any], topics: list[str], budget: float) -> float:
-    """Lookups per second of ``lookup`` over ``topics``, stopping after ``budget`` seconds."""
+    """Lookups per second of ``lookup`` over ``topics``, stopping after ``budget`` seconds.
+
+    The clock is read after 1, 2, 4, ... 64 lookups, then every 64: a matcher that takes seconds
+    per lookup (naive or kombu at a million subscriptions) stops after the first one past the
+    budget, not after 64 of them.
+    """
     clock = time.perf_counter
     start = clock()
     deadline = start + budget
-    done, step = 0, 64  # the clock is read every step lookups: every one for a slow matcher
+    done, step = 0, 1
     while done < len(topics):
         for topic in topics[done : done + step]:
             lookup(topic)
         done = min(done + step, len(topics))
-        now = clock()
-        if now > deadline:
+        if clock() > deadline:
             break
-        if now - start > budget / 50 * done / step:
-            step = 1
+        step = min(2 * step, 64)
     return done / (clock() - start)
 
 
