@@ -90,10 +90,10 @@ class _Reader:
         get, direct = seen.get, self._lookup_direct
         out = []
         for topic in topics:
-            if type(topic) is not str:  # a subclass may hash or compare unlike its value
-                out.append(direct(topic))
-                continue
-            result = get(topic)
+            try:
+                result = get(topic)
+            except TypeError:  # unhashable: lookup raises the dialect's typed error
+                result = direct(topic)
             if result is None:
                 result = seen[topic] = direct(topic)
             out.append(result)
