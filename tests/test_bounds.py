@@ -172,3 +172,34 @@ def test_a_subscribe_on_a_big_node_does_not_rebuild_its_union() -> None:
         m.unsubscribe(f"$share/g{i}/sensors/#", i)
     assert node.subs == {4 * SMALL - 3, 4 * SMALL - 2, 4 * SMALL - 1}
     assert node.counts is None
+
+
+@pytest.mark.parametrize("algorithm", ["default", "trie"])
+def test_a_snapshot_copies_nothing_and_a_write_after_it_copies_its_path_once(
+    algorithm: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from topicmatch import _walk
+
+    copies: list[int] = []
+    real_copy = _walk.Node.copy
+
+    def counted(node: _walk.Node, gen: object) -> _walk.Node:
+        copies.append(len(node.children))
+        return real_copy(node, gen)
+
+    m = Matcher(algorithm)
+    m.subscribe_many((f"s.{i}.*.x", i) for i in range(20_000))
+    monkeypatch.setattr(_walk.Node, "copy", counted)
+    snap = m.snapshot()
+    assert snap._index._root is m._index._root  # type: ignore[attr-defined]  # shared, not copied
+    assert copies == []
+    # The first write copies the nodes on its path (root, s, 7, *, x: its words + 1) with
+    # their dicts of literal children; the next writes on that path copy nothing.
+    m.subscribe("s.7.*.x", "new")
+    assert copies == [1, 20_000, 0, 1, 0]
+    m.subscribe("s.7.*.x", "newer")
+    m.unsubscribe("s.7.*.x", "new")
+    assert len(copies) == 5
+    assert snap.lookup("s.7.a.x") == {7}
+    assert m.lookup("s.7.a.x") == {7, "newer"}
+    assert len(snap) == 20_000 and len(m) == 20_001

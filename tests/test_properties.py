@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from topicmatch import ALGORITHMS, DIALECTS, Matcher, _walk
+from topicmatch import ALGORITHMS, DIALECTS, Matcher, MatcherSnapshot, _walk
 
 from .conftest import make_matcher
 from .reference import MATCHES
@@ -91,6 +91,8 @@ class _SubscriptionMachine(RuleBasedStateMachine):
         super().__init__()
         self.pairs: set[tuple[str, int]] = set()
         self.matchers: dict[str, Matcher] = {}
+        # Snapshots taken, with the model's pairs of their instant: later writes must not show.
+        self.snapshots: list[tuple[frozenset[tuple[str, int]], dict[str, MatcherSnapshot]]] = []
 
     @initialize(space=st.lists(st.just(None), max_size=0))
     def make(self, space: list[None]) -> None:
@@ -138,10 +140,28 @@ class _SubscriptionMachine(RuleBasedStateMachine):
         for algorithm, m in self.matchers.items():
             assert m.lookup(topic) == expected, (algorithm, topic)
 
+    @rule()
+    def snapshot(self) -> None:
+        self.snapshots.append((frozenset(self.pairs), {a: m.snapshot() for a, m in self.matchers.items()}))
+
     @invariant()
     def sizes_agree(self) -> None:
         for algorithm, m in self.matchers.items():
             assert len(m) == len(self.pairs), algorithm
+
+    @rule(data=st.data())
+    def check_snapshot(self, data: st.DataObject) -> None:
+        if not self.snapshots:
+            return
+        pairs, snaps = data.draw(st.sampled_from(self.snapshots))
+        topic = data.draw(st.sampled_from(self.space))
+        expected: dict[str, set[int]] = {}
+        for pattern, subscriber in pairs:
+            expected.setdefault(pattern, set()).add(subscriber)
+        for algorithm, snap in snaps.items():
+            assert snap.lookup(topic) == _expected(self.dialect, set(pairs), topic), algorithm
+            assert snap.subscriptions() == expected, algorithm
+            assert len(snap) == len(pairs), algorithm
 
 
 _SPACE = {
@@ -183,6 +203,7 @@ TestNatsStateful = NatsMachine.TestCase
 TestBigNodesStateful = BigNodesMachine.TestCase
 for _case in (TestAmqpStateful, TestMqttStateful, TestNatsStateful, TestBigNodesStateful):
     _case.settings = settings(_case.settings, stateful_step_count=30)
+del _case  # else pytest collects the loop's last class a second time
 
 
 def test_dialects_listed() -> None:

@@ -10,6 +10,13 @@ retries and every result is the state at one instant. The version is odd while a
 (a sequence lock's convention): the trie walk does not need it, but the optional DFA
 (:mod:`._dfa`, used by the default matcher) caches what it derived from the trie, so it is used
 only when no write is under way, and every write replaces it.
+
+Snapshots are O(1), by copy-on-write: every node carries the *generation* of the trie that may
+change it in place. ``snapshot`` hands the current root to a read-only trie and starts a new
+generation, so from then on every node reachable from that root belongs to the snapshot, and a
+writer copies (:meth:`Node.copy`) each node of an older generation on its path before changing
+it, linking the copy into its (already copied) parent. Each node is copied at most once per
+snapshot; a copy has the same content as its original, so readers may meet either.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import threading
 from collections.abc import Hashable, Iterable
 
 from ._dfa import DFA, LEARN_AFTER, MAX_BYTES, PROBATION
+from ._errors import TopicMatchError
 from ._index import Index, Item
 from ._walk import Node, walk_general, walk_leaves
 from ._words import HASH, STAR, Tokens
@@ -33,15 +41,20 @@ MAX_QUIET = 1 << 20
 class TrieIndex(Index):
     """Trie with lock-free, version-validated lookups and a global writer lock.
 
-    Complexity: subscribe and unsubscribe O(words + subscribers of that pattern); lookup
-    O(words x nodes alive per word), which is O(words) for literal-heavy subscriptions.
+    Complexity: subscribe and unsubscribe O(words + subscribers added or removed); lookup
+    O(words x nodes alive per word), which is O(words) for literal-heavy subscriptions;
+    snapshot O(1). The first write after a snapshot through a node copies it: O(its children and
+    pairs), once per node and snapshot.
     """
 
     name = "trie"
+    cheap_snapshot = True
 
     def __init__(self, dollar_rule: bool, dfa: bool = False) -> None:
         super().__init__(dollar_rule)
-        self._root = Node()
+        self._gen = object()  # nodes of this generation are this trie's to change in place
+        self._root = Node(gen=self._gen)
+        self._readonly = False  # a snapshot
         self._lock = threading.Lock()
         self._version = 0  # odd while a writer changes the trie
         self._use_dfa = dfa
@@ -63,6 +76,7 @@ class TrieIndex(Index):
 
     # -- writers -------------------------------------------------------------------------
     def add(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
+        self._check_writable()
         with self._lock:
             added = self._add(pattern, tokens, frozenset((subscriber,)))
             if added:
@@ -78,6 +92,7 @@ class TrieIndex(Index):
         another: while the call runs the version stays odd (so no DFA is used) and moves on with
         every pattern, so a lookup that overlapped a change retries.
         """
+        self._check_writable()
         added = 0
         with self._lock:
             self._version += 1  # odd until the end
@@ -98,7 +113,10 @@ class TrieIndex(Index):
         even again. The readers see it as one store: a new branch is built off to the side and
         linked last; an existing node publishes its new subscribers (:meth:`Node.add`).
         """
+        gen = self._gen
         node = self._root
+        if node.gen is not gen:
+            node = self._root = node.copy(gen)
         i, n = 0, len(tokens)
         while i < n:
             token = tokens[i]
@@ -106,6 +124,11 @@ class TrieIndex(Index):
             nxt = node.star if token is STAR else node.hash if token is HASH else node.children.get(token)  # type: ignore[arg-type]
             if nxt is None:
                 break
+            if nxt.gen is not gen:
+                # A snapshot holds it: change a copy (also when the write turns out to add
+                # nothing; the copy is then made one write early).
+                nxt = nxt.copy(gen)
+                node.link(token, nxt)
             node = nxt
             i += 1
         if i == n:
@@ -116,9 +139,9 @@ class TrieIndex(Index):
             added = node.add(pattern, subscribers)
         else:
             self._version |= 1
-            head = tail = Node(tokens[i] is HASH)
+            head = tail = Node(tokens[i] is HASH, gen)
             for token in tokens[i + 1 :]:
-                new = Node(token is HASH)
+                new = Node(token is HASH, gen)
                 tail.link(token, new)
                 tail = new
             added = tail.add(pattern, subscribers)
@@ -128,6 +151,7 @@ class TrieIndex(Index):
         return added
 
     def remove(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
+        self._check_writable()
         with self._lock:
             node = self._root
             path: list[Node] = [node]
@@ -140,6 +164,8 @@ class TrieIndex(Index):
             old = node.by_pattern.get(pattern)
             if old is None or subscriber not in old:
                 return False
+            self._own(path, tokens)
+            node = path[-1]
             self._version += 1  # odd: a change is under way
             node.remove(pattern, subscriber)
             self._count -= 1
@@ -154,6 +180,24 @@ class TrieIndex(Index):
                     self._inner_hash -= 1
             self._version += 1
             return True
+
+    def _own(self, path: list[Node], tokens: Tokens) -> None:
+        """Make every node of ``path`` (the root and the nodes of ``tokens`` below it) one this
+        generation may change: a node a snapshot holds is replaced by its copy, top down."""
+        gen = self._gen
+        parent = None
+        for depth, node in enumerate(path):
+            if node.gen is not gen:
+                node = path[depth] = node.copy(gen)
+                if parent is None:
+                    self._root = node
+                else:
+                    parent.link(tokens[depth - 1], node)
+            parent = node
+
+    def _check_writable(self) -> None:
+        if self._readonly:
+            raise TopicMatchError("a snapshot is read-only")
 
     # -- readers -------------------------------------------------------------------------
     def stable_dfa(self) -> DFA | None:
@@ -219,24 +263,34 @@ class TrieIndex(Index):
         return dfa
 
     # -- whole-state views ---------------------------------------------------------------------
-    def items(self) -> list[Item]:
+    def snapshot(self) -> TrieIndex:
+        """A read-only trie of this instant, in O(1): it takes the root, and this trie starts a
+        new generation, so its writers copy what they change from then on (module docstring)."""
         with self._lock:
-            out: list[Item] = []
-            stack: list[tuple[Node, Tokens]] = [(self._root, ())]
-            while stack:
-                node, prefix = stack.pop()
-                for pattern, subs in node.items():
-                    out.append((pattern, prefix, subs))
-                for word, child in node.children.items():
-                    stack.append((child, (*prefix, word)))
-                if node.star is not None:
-                    stack.append((node.star, (*prefix, STAR)))
-                if node.hash is not None:
-                    stack.append((node.hash, (*prefix, HASH)))
-            return out
+            frozen = TrieIndex(self.dollar_rule, dfa=self._use_dfa)
+            frozen._root, frozen._count, frozen._inner_hash = self._root, self._count, self._inner_hash
+            frozen.quiet_lookups, frozen.learn_after = self.quiet_lookups, self.learn_after
+            frozen.dfa_bytes = self.dfa_bytes
+            frozen._readonly = True
+            self._gen = object()
+        return frozen
+
+    def items(self) -> list[Item]:
+        """A consistent copy, walked outside the writers' lock: from an O(1) snapshot."""
+        root = self._root if self._readonly else self.snapshot()._root
+        out: list[Item] = []
+        stack: list[tuple[Node, Tokens]] = [(root, ())]
+        while stack:
+            node, prefix = stack.pop()
+            for pattern, subs in node.items():
+                out.append((pattern, prefix, subs))
+            for word, child in node.children.items():
+                stack.append((child, (*prefix, word)))
+            if node.star is not None:
+                stack.append((node.star, (*prefix, STAR)))
+            if node.hash is not None:
+                stack.append((node.hash, (*prefix, HASH)))
+        return out
 
     def __len__(self) -> int:
         return self._count
-
-    def _empty_like(self) -> Index:
-        return TrieIndex(self.dollar_rule, dfa=self._use_dfa)

@@ -60,6 +60,7 @@ class Node:
         "by_pattern",
         "children",
         "counts",
+        "gen",
         "hash",
         "is_hash",
         "pairs",
@@ -69,7 +70,8 @@ class Node:
         "view",
     )
 
-    def __init__(self, is_hash: bool = False) -> None:
+    def __init__(self, is_hash: bool = False, gen: object = None) -> None:
+        self.gen = gen  # the trie generation that may change this node in place (see copy)
         self.children: dict[str, Node] = {}
         self.star: Node | None = None
         self.hash: Node | None = None
@@ -80,6 +82,23 @@ class Node:
         self.counts: dict[Hashable, int] | None = None  # big nodes only
         self.stamp: object = None  # big nodes: replaced after every change
         self.view: tuple[object, frozenset[Hashable]] | None = None  # readers' union of a stamp
+
+    def copy(self, gen: object) -> Node:
+        """A copy of this node that generation ``gen`` may change, for a writer that must leave
+        the node itself as it is (a snapshot of the trie holds it: :meth:`TrieIndex.snapshot`).
+
+        O(children + pairs here): the containers writers change in place (the dict of children,
+        the patterns' sets of a big node, ``counts``) are copied; the frozensets are shared.
+        """
+        new = Node(self.is_hash, gen)
+        new.children = dict(self.children)
+        new.star, new.hash = self.star, self.hash
+        new.by_pattern = {p: s if type(s) is frozenset else set(s) for p, s in self.by_pattern.items()}
+        new.pairs = self.pairs
+        new.subs = self.subs
+        if self.counts is not None:
+            new.counts, new.stamp = dict(self.counts), object()
+        return new
 
     def link(self, token: Token, node: Node | None) -> None:
         if token is STAR:
@@ -171,7 +190,8 @@ class Node:
         self.view = None
 
     def items(self) -> Iterator[tuple[str, frozenset[Hashable]]]:
-        """Each pattern ending here with a frozenset of its subscribers (the lock held)."""
+        """Each pattern ending here with a frozenset of its subscribers (of a node no writer
+        changes: the lock held, or a snapshot's)."""
         for pattern, subs in self.by_pattern.items():
             yield pattern, subs if type(subs) is frozenset else frozenset(subs)
 
