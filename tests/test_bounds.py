@@ -14,7 +14,7 @@ import tracemalloc
 
 import pytest
 
-from topicmatch import ConfigurationError, Matcher, _cache
+from topicmatch import ConfigurationError, Matcher, _cache, _walk
 from topicmatch._cache import MAX_TOPIC_WORDS, WALK_STEPS
 from topicmatch._dfa import DFA
 from topicmatch._walk import SMALL, materialize
@@ -178,8 +178,6 @@ def test_a_subscribe_on_a_big_node_does_not_rebuild_its_union() -> None:
 def test_a_snapshot_copies_nothing_and_a_write_after_it_copies_its_path_once(
     algorithm: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from topicmatch import _walk
-
     copies: list[int] = []
     real_copy = _walk.Node.copy
 
@@ -202,4 +200,5 @@ def test_a_snapshot_copies_nothing_and_a_write_after_it_copies_its_path_once(
     assert len(copies) == 5
     assert snap.lookup("s.7.a.x") == {7}
     assert m.lookup("s.7.a.x") == {7, "newer"}
-    assert len(snap) == 20_000 and len(m) == 20_001
+    assert len(snap) == 20_000
+    assert len(m) == 20_001
