@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import gc
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from enum import Enum
 
 import pytest
 
 from topicmatch import (
+    InvalidPairError,
     InvalidPatternError,
     InvalidSubscriberError,
     InvalidTopicError,
     Matcher,
+    MatcherSnapshot,
     UnknownTopicError,
 )
 
@@ -72,7 +75,7 @@ def test_subscribe_many_refuses_a_bad_pair_and_changes_nothing(
     before = m.subscriptions()
     with pytest.raises(InvalidPatternError) as refused:
         m.subscribe_many([("a.*", 2), ("#", 3), ("a" * 300, 4)])
-    assert refused.value.__notes__ == ["pair 2 of subscribe_many; nothing was subscribed"]
+    assert refused.value.__notes__ == ["pair 2 of subscribe_many; nothing was changed"]
     with pytest.raises(InvalidSubscriberError, match="hashable"):
         m.subscribe_many([("a.*", 2), ("#", ["not", "hashable"])])
     assert m.subscriptions() == before
@@ -172,3 +175,109 @@ def test_topics_is_a_deprecated_name_of_patterns() -> None:
     assert m.patterns() == ["a.*", "b.#"]
     with pytest.warns(DeprecationWarning, match="renamed patterns"):
         assert m.topics() == ["a.*", "b.#"]
+
+
+def test_unsubscribe_all_drops_a_client(matcher_factory: Callable[..., Matcher]) -> None:
+    m = matcher_factory("mqtt", topics=["a/b", "c/d", "a/x"])
+    m.subscribe_many([("a/+", "c1"), ("a/b", "c1"), ("c/#", "c1"), ("a/#", "c2"), ("a/b", "c2")])
+    m.subscribe("c/d", "c1")
+    m.unsubscribe("c/#", "c1")
+    assert m.patterns_of("c1") == ["a/+", "a/b", "c/d"]
+    assert m.unsubscribe_all("c1") == 3
+    assert m.patterns_of("c1") == []
+    assert m.subscriptions() == {"a/#": {"c2"}, "a/b": {"c2"}}
+    assert m.lookup("a/b") == {"c2"}
+    assert m.lookup("c/d") == frozenset()
+    assert m.unsubscribe_all("c1") == 0
+    assert m.unsubscribe_all("nobody") == 0
+    assert m.patterns_of("c2") == ["a/#", "a/b"]
+    with pytest.raises(InvalidSubscriberError):
+        m.unsubscribe_all(["unhashable"])  # type: ignore[arg-type]
+
+
+def test_unsubscribe_many(matcher_factory: Callable[..., Matcher]) -> None:
+    m = matcher_factory(topics=["a.b"])
+    m.subscribe_many([("a.*", 1), ("a.*", 2), ("#", 1)])
+    assert m.unsubscribe_many([("a.*", 1), ("a.*", 1), ("#", 1), ("#", 9), ("x.y", 1)]) == 2
+    assert m.subscriptions() == {"a.*": {2}}
+    assert m.patterns_of(1) == []
+    assert m.patterns_of(2) == ["a.*"]
+    before = m.subscriptions()
+    with pytest.raises(InvalidPatternError) as refused:
+        m.unsubscribe_many(
+            [("a.*", 2), ("a..#.", 2)] if m.dialect != "amqp" else [("a.*", 2), ("a" * 300, 2)]
+        )
+    assert refused.value.__notes__ == ["pair 1 of unsubscribe_many; nothing was changed"]
+    assert m.subscriptions() == before
+    assert m.lookup("a.b") == {2}
+
+
+@pytest.mark.parametrize(
+    ("pairs", "message"),
+    [
+        (None, r"_many takes an iterable of \(pattern, subscriber\) pairs, not a NoneType$"),
+        (5, "not a int"),
+        ("a.b", "not a str"),
+        ({"a.b": 1}, r"not a dict \(pass mapping.items\(\)\)"),
+        ([("a.b", 1), ("a.b",)], r"pair 1 of \w+ is not a \(pattern, subscriber\) pair: \('a.b',\)"),
+        ([("a.b", 1), ("a.b", 1, 2)], "pair 1 of"),
+        ([("a.b", 1), "ab"], r"pair 1 of \w+ is not a \(pattern, subscriber\) pair: 'ab'"),
+        ([("a.b", 1), 7], "pair 1 of"),
+    ],
+)
+def test_bulk_calls_refuse_what_is_not_pairs_and_change_nothing(
+    matcher_factory: Callable[..., Matcher], pairs: object, message: str
+) -> None:
+    m = matcher_factory(topics=["a.b"])
+    m.subscribe("a.b", 1)
+    for call in (m.subscribe_many, m.unsubscribe_many):
+        with pytest.raises(InvalidPairError, match=message):
+            call(pairs)  # type: ignore[arg-type]
+        assert m.subscriptions() == {"a.b": {1}}
+        assert m.patterns_of(1) == ["a.b"]
+
+
+@pytest.mark.parametrize("topics", ["a.b", 5, None])
+def test_lookup_many_refuses_one_string_or_a_non_iterable(
+    matcher_factory: Callable[..., Matcher], topics: object
+) -> None:
+    m = matcher_factory(topics=["a.b"])
+    m.subscribe("a.b", 1)
+    for reader in (m, m.snapshot()):
+        with pytest.raises(
+            InvalidTopicError, match=f"lookup_many takes an iterable of topics, not a {type(topics).__name__}"
+        ):
+            reader.lookup_many(topics)  # type: ignore[arg-type]
+    assert m.lookup_many(t for t in ["a.b"]) == [{1}]
+
+
+def test_subscribe_many_pauses_the_cyclic_collector() -> None:
+    m = Matcher()
+    seen: list[bool] = []
+
+    def pairs() -> Iterator[tuple[str, int]]:
+        for i in range(3):
+            seen.append(gc.isenabled())
+            yield f"a.{i}", i
+
+    assert gc.isenabled()
+    assert m.subscribe_many(pairs()) == 3
+    assert seen == [False, False, False]
+    assert gc.isenabled()
+    with pytest.raises(InvalidPairError):
+        m.subscribe_many([("a", 1), "bad"])  # type: ignore[list-item]
+    assert gc.isenabled()  # back on after an error too
+    gc.disable()
+    try:
+        m.subscribe_many([("b", 1)])
+        assert not gc.isenabled()  # a caller's own pause is left alone
+    finally:
+        gc.enable()
+
+
+def test_matcher_is_generic_in_its_subscribers() -> None:
+    m: Matcher[str] = Matcher[str]()
+    m.subscribe("a", "x")
+    assert m.lookup("a") == {"x"}
+    snap: MatcherSnapshot[str] = m.snapshot()
+    assert snap.lookup("a") == {"x"}

@@ -6,6 +6,7 @@ the interleavings these tests look for frequent; every loop is bounded in count.
 
 from __future__ import annotations
 
+import gc
 import sys
 import threading
 from collections.abc import Hashable, Iterator
@@ -13,6 +14,7 @@ from collections.abc import Hashable, Iterator
 import pytest
 
 from topicmatch import Matcher
+from topicmatch._collector import collector_paused
 from topicmatch._dialects import make_dialect
 from topicmatch._trie import TrieIndex
 from topicmatch._words import Tokens
@@ -237,3 +239,57 @@ def test_many_threads_snapshot_at_once() -> None:
     threads: list[threading.Thread] = [threading.Thread(target=take) for _ in range(100)]
     _run(threads)
     assert results == [200] * 100
+
+
+def test_patterns_of_a_subscriber_follow_its_subscriptions(algorithm: str) -> None:
+    """Writers racing on the same pairs, and clients dropped meanwhile: the index of each
+    subscriber's patterns ends equal to the subscriptions (index and subscriber index change
+    under one writers' lock; without it a subscribe and an unsubscribe of one pair interleave
+    and leave a pattern recorded that the matcher no longer holds, or the reverse)."""
+    patterns = [f"p{i}.*" for i in range(4)]
+    m = make_matcher(algorithm, "amqp", ["p0.x"])
+    errors: list[BaseException] = []
+
+    def churn(seed: int) -> None:
+        try:
+            for i in range(400):
+                pattern, client = patterns[(i + seed) % 4], (i * 7 + seed) % 3
+                if (i + seed) % 3:
+                    m.subscribe(pattern, client)
+                else:
+                    m.unsubscribe(pattern, client)
+                if i % 50 == seed:
+                    m.unsubscribe_all(client)
+        except BaseException as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    _run([threading.Thread(target=churn, args=(seed,)) for seed in range(4)])
+    assert not errors
+    held = m.subscriptions()
+    for client in range(3):
+        assert m.patterns_of(client) == sorted(p for p, subs in held.items() if client in subs), client
+
+
+def test_overlapping_bulk_builds_keep_the_collector_paused_until_the_last_ends() -> None:
+    """gc.disable/enable are process-wide: the first build to end must not switch the collector
+    back on under a build still running in another thread."""
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    seen: list[bool] = []
+
+    def first() -> None:
+        with collector_paused():
+            first_in.set()
+            second_in.wait(10)
+        first_out.set()
+
+    def second() -> None:
+        first_in.wait(10)
+        with collector_paused():
+            second_in.set()
+            first_out.wait(10)
+            seen.append(gc.isenabled())
+
+    assert gc.isenabled()
+    _run([threading.Thread(target=first), threading.Thread(target=second)])
+    assert seen == [False]
+    assert gc.isenabled()

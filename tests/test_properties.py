@@ -134,6 +134,26 @@ class _SubscriptionMachine(RuleBasedStateMachine):
             assert m.unsubscribe(pattern, subscriber) is False, algorithm
 
     @rule(data=st.data())
+    def unsubscribe_many(self, data: st.DataObject) -> None:
+        known = sorted(self.pairs)
+        pairs = st.one_of(
+            st.tuples(PATTERNS[self.dialect](), st.integers(0, 3)),
+            *([st.sampled_from(known)] if known else []),
+        )
+        batch = data.draw(st.lists(pairs, max_size=6))
+        gone = len(set(batch) & self.pairs)
+        self.pairs.difference_update(batch)
+        for algorithm, m in self.matchers.items():
+            assert m.unsubscribe_many(batch) == gone, algorithm
+
+    @rule(subscriber=st.integers(0, 3))
+    def unsubscribe_all(self, subscriber: int) -> None:
+        mine = {(p, s) for p, s in self.pairs if s == subscriber}
+        self.pairs -= mine
+        for algorithm, m in self.matchers.items():
+            assert m.unsubscribe_all(subscriber) == len(mine), algorithm
+
+    @rule(data=st.data())
     def lookup(self, data: st.DataObject) -> None:
         topic = data.draw(st.sampled_from(self.space))
         expected = _expected(self.dialect, self.pairs, topic)
@@ -148,6 +168,13 @@ class _SubscriptionMachine(RuleBasedStateMachine):
     def sizes_agree(self) -> None:
         for algorithm, m in self.matchers.items():
             assert len(m) == len(self.pairs), algorithm
+
+    @invariant()
+    def patterns_of_agree(self) -> None:
+        for subscriber in range(4):
+            expected = sorted(p for p, s in self.pairs if s == subscriber)
+            for algorithm, m in self.matchers.items():
+                assert m.patterns_of(subscriber) == expected, algorithm
 
     @rule(data=st.data())
     def check_snapshot(self, data: st.DataObject) -> None:

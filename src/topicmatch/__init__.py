@@ -15,6 +15,7 @@ Given subscription patterns with wildcards (``forex.*``, ``stock.#``, ``sensors/
 from ._dialects import DIALECTS, Dialect, make_dialect
 from ._errors import (
     ConfigurationError,
+    InvalidPairError,
     InvalidPatternError,
     InvalidSubscriberError,
     InvalidTopicError,
@@ -29,6 +30,7 @@ __all__ = [
     "DIALECTS",
     "ConfigurationError",
     "Dialect",
+    "InvalidPairError",
     "InvalidPatternError",
     "InvalidSubscriberError",
     "InvalidTopicError",
@@ -45,6 +47,7 @@ __version__ = "0.1.0"
 # module it is defined in).
 for _public in (
     ConfigurationError,
+    InvalidPairError,
     InvalidPatternError,
     InvalidSubscriberError,
     InvalidTopicError,

@@ -324,11 +324,13 @@ def cached_lookups(
     parse: Callable[[str], list[str] | None],
     match: Callable[[list[str]], frozenset[Hashable]],
     direct: Callable[[str], frozenset[Hashable]],
+    topic_list: Callable[[Iterable[str]], list[str]] = list,
 ) -> tuple[Callable[[str], frozenset[Hashable]], Callable[[Iterable[str]], list[frozenset[Hashable]]]]:
     """``lookup`` and ``lookup_many`` through ``cache``, switching it off while it does not pay.
 
     ``parse`` turns a topic into its words (None: it matches nothing; raises for a bad topic),
-    ``match`` looks words up in the index, ``direct`` does both for one topic. Closures rather
+    ``match`` looks words up in the index, ``direct`` does both for one topic, ``topic_list``
+    makes ``lookup_many``'s argument a list (the dialect's, which refuses one str). Closures rather
     than methods: the hit path is then one dict access and a counter in a cell, and
     ``lookup_many`` looks a chunk of topics up in one C loop when they are all cached (both
     measured in docs/performance.md, "The default engine").
@@ -421,8 +423,7 @@ def cached_lookups(
 
     def lookup_many(topics: Iterable[str]) -> list[frozenset[Hashable]]:
         nonlocal hits
-        if not isinstance(topics, list):
-            topics = list(topics)
+        topics = topic_list(topics)
         out: list[frozenset[Hashable]] = []
         for start in range(0, len(topics), _CHUNK):
             chunk = topics[start : start + _CHUNK]

@@ -28,7 +28,7 @@ Limits are explicit: ``max_bytes`` (UTF-8 bytes of a pattern or topic) and ``max
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Final
 
 from ._errors import ConfigurationError, InvalidPatternError, InvalidTopicError
@@ -92,6 +92,18 @@ class Dialect:
         return f"Dialect({self.name!r}, max_bytes={self.max_bytes}, max_words={self.max_words}{extra})"
 
     # -- checks shared by patterns and topics ---------------------------------------------
+    def topic_list(self, topics: Iterable[str]) -> list[str]:
+        """``topics`` as a list, for ``lookup_many``; :class:`InvalidTopicError` for one string
+        (a str is an iterable of one-character topics: certainly a mistake) or a non-iterable."""
+        if type(topics) is list:
+            return topics
+        if isinstance(topics, str) or not isinstance(topics, Iterable):
+            shown = repr(topics) if len(repr(topics)) <= 80 else repr(topics)[:77] + "..."
+            raise InvalidTopicError(
+                self.name, shown, f"lookup_many takes an iterable of topics, not a {type(topics).__name__}"
+            )
+        return list(topics)
+
     def _check_text(self, text: object, error: type[InvalidPatternError | InvalidTopicError]) -> str:
         if type(text) is not str:
             if isinstance(text, str):

@@ -8,6 +8,7 @@ clause catches them all::
      +-- InvalidTopicError(ValueError)      a published topic the dialect rejects
      +-- UnknownTopicError(LookupError)     inverted_bitmap: topic outside the declared topic space
      +-- InvalidSubscriberError(TypeError)  a subscriber that is not hashable
+     +-- InvalidPairError(TypeError)        subscribe_many/unsubscribe_many: not (pattern, subscriber) pairs
      +-- ConfigurationError(ValueError)     unknown algorithm or dialect, bad limit, misused option
 
 The value errors also derive from :class:`ValueError` so that code written against plain Python
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigurationError",
+    "InvalidPairError",
     "InvalidPatternError",
     "InvalidSubscriberError",
     "InvalidTopicError",
@@ -83,3 +85,9 @@ class ConfigurationError(TopicMatchError, ValueError):
 
 class InvalidSubscriberError(TopicMatchError, TypeError):
     """A subscriber that cannot be stored: subscribers must be hashable."""
+
+
+class InvalidPairError(TopicMatchError, TypeError):
+    """``subscribe_many`` or ``unsubscribe_many`` given something other than an iterable of
+    (pattern, subscriber) pairs: not iterable, one string, a mapping, or an element that is not
+    a pair."""

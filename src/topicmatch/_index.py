@@ -55,6 +55,17 @@ class Index(abc.ABC):
     def remove(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
         """Remove one (pattern, subscriber) pair; False if it was not there."""
 
+    def remove_many(self, items: Iterable[Item]) -> int:
+        """Remove each pattern's subscribers (one item per pattern); the number of pairs removed.
+
+        The default removes the pairs one by one; an index that can do better overrides it.
+        """
+        removed = 0
+        for pattern, tokens, subscribers in items:
+            for subscriber in subscribers:
+                removed += self.remove(pattern, tokens, subscriber)
+        return removed
+
     @abc.abstractmethod
     def match(self, words: list[str]) -> frozenset[Hashable]:
         """The subscribers of every pattern matching the topic's words."""

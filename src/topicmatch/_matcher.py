@@ -8,17 +8,26 @@ anything is changed.
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from functools import partial
 from types import MappingProxyType
-from typing import Final, TypeVar
+from typing import TYPE_CHECKING, Final, Generic, TypeVar, cast
 
+from ._by_subscriber import BySubscriber
 from ._cache import ResultCache, cached_lookups
+from ._collector import collector_paused
 from ._cstrie import CSTrieIndex
 from ._dialects import Dialect, make_dialect
-from ._errors import ConfigurationError, InvalidPatternError, InvalidSubscriberError, UnknownTopicError
-from ._index import EMPTY, Index
+from ._errors import (
+    ConfigurationError,
+    InvalidPairError,
+    InvalidPatternError,
+    InvalidSubscriberError,
+    UnknownTopicError,
+)
+from ._index import EMPTY, Index, Item
 from ._inverted_bitmap import InvertedBitmapIndex
 from ._naive import NaiveIndex
 from ._optimized_bitmap import OptimizedBitmapIndex
@@ -28,6 +37,13 @@ from ._words import Tokens
 __all__ = ["ALGORITHMS", "DEFAULT_CACHE_SIZE", "Matcher", "MatcherSnapshot"]
 
 _T = TypeVar("_T")
+if TYPE_CHECKING:
+    # The subscriber type: Matcher[str] returns frozenset[str]; a bare Matcher is Matcher[Hashable].
+    from typing_extensions import TypeVar as _TypeVarWithDefault
+
+    S = _TypeVarWithDefault("S", bound=Hashable, default=Hashable)
+else:  # typing.TypeVar takes a default from Python 3.13 on
+    S = TypeVar("S", bound=Hashable)
 
 _INDEXES: Final[dict[str, type[Index]]] = {
     "naive": NaiveIndex,
@@ -48,7 +64,7 @@ DEFAULT_CACHE_SIZE: Final = 16384
 ALGORITHMS: Final = (*_INDEXES, "default")
 
 
-class _Reader:
+class _Reader(Generic[S]):
     """Lookup and whole-state views shared by the live matcher and its snapshots."""
 
     _index: Index
@@ -60,16 +76,16 @@ class _Reader:
         """The dialect's name: ``"amqp"``, ``"mqtt"`` or ``"nats"``."""
         return self._dialect.name
 
-    def _lookup_direct(self, topic: str) -> frozenset[Hashable]:
+    def _lookup_direct(self, topic: str) -> frozenset[S]:
         words = self._parse_topic(topic)
         if words is None:
-            return EMPTY
+            return cast("frozenset[S]", EMPTY)
         try:
-            return self._index.match(words)
+            return cast("frozenset[S]", self._index.match(words))
         except UnknownTopicError:
             raise UnknownTopicError(topic) from None
 
-    def lookup(self, topic: str) -> frozenset[Hashable]:
+    def lookup(self, topic: str) -> frozenset[S]:
         """The subscribers of every pattern that matches ``topic``.
 
         Raises :class:`~topicmatch.InvalidTopicError` for a topic the dialect rejects, and, on the
@@ -83,13 +99,13 @@ class _Reader:
         """
         return self._lookup_direct(topic)
 
-    def lookup_many(self, topics: Iterable[str]) -> list[frozenset[Hashable]]:
+    def lookup_many(self, topics: Iterable[str]) -> list[frozenset[S]]:
         """``[lookup(t) for t in topics]``, faster: each distinct topic is matched once. Raises
         what :meth:`lookup` raises, at the first bad topic."""
-        seen: dict[str, frozenset[Hashable]] = {}
+        seen: dict[str, frozenset[S]] = {}
         get, direct = seen.get, self._lookup_direct
         out = []
-        for topic in topics:
+        for topic in self._dialect.topic_list(topics):
             try:
                 result = get(topic)
             except TypeError:  # unhashable: lookup raises the dialect's typed error
@@ -99,9 +115,9 @@ class _Reader:
             out.append(result)
         return out
 
-    def subscriptions(self) -> dict[str, frozenset[Hashable]]:
+    def subscriptions(self) -> dict[str, frozenset[S]]:
         """A consistent copy of every subscription: ``{pattern: frozenset(subscribers)}``."""
-        return {pattern: subs for pattern, _tokens, subs in self._index.items()}
+        return {pattern: cast("frozenset[S]", subs) for pattern, _tokens, subs in self._index.items()}
 
     def patterns(self) -> list[str]:
         """The subscribed patterns, sorted (each appears once, whatever its subscriber count)."""
@@ -117,7 +133,7 @@ class _Reader:
         return len(self._index)
 
 
-class MatcherSnapshot(_Reader):
+class MatcherSnapshot(_Reader[S]):
     """A read-only view of a matcher at one instant; later writes do not show in it.
 
     Offers ``lookup``, ``lookup_many``, ``subscriptions``, ``patterns`` and ``len``.
@@ -132,7 +148,7 @@ class MatcherSnapshot(_Reader):
         return f"<MatcherSnapshot {self._index.name} {self.dialect} pairs={len(self)}>"
 
 
-class Matcher(_Reader):
+class Matcher(_Reader[S]):
     """Find the subscribers of published topics among wildcard subscriptions.
 
     ``algorithm`` is one of :data:`ALGORITHMS` (``"default"``: a trie whose DFA and result cache
@@ -197,10 +213,16 @@ class Matcher(_Reader):
         if not isinstance(cache_size, int) or cache_size < 0:
             raise ConfigurationError(f"cache_size must be an int >= 0, not {cache_size!r}")
         self._cache = ResultCache(cache_size, dollar) if cache_size else None
+        self._writes = threading.Lock()
+        self._by_subscriber = BySubscriber()
         if self._cache is not None:
             # The cached paths are closures bound on the instance (see _cache.cached_lookups).
             self.lookup, self.lookup_many = cached_lookups(  # type: ignore[method-assign, assignment]
-                self._cache, self._parse_topic, self._index.match, self._lookup_direct
+                self._cache,
+                self._parse_topic,
+                self._index.match,
+                self._lookup_direct,
+                self._dialect.topic_list,
             )
 
     def __repr__(self) -> str:
@@ -213,7 +235,10 @@ class Matcher(_Reader):
         return MappingProxyType({"max_bytes": self._dialect.max_bytes, "max_words": self._dialect.max_words})
 
     # -- writes --------------------------------------------------------------------------
-    def subscribe(self, pattern: str, subscriber: Hashable) -> bool:
+    # Writers serialise on self._writes, so that the index and the subscriber index change
+    # together; readers never take it.
+
+    def subscribe(self, pattern: str, subscriber: S) -> bool:
         """Subscribe ``subscriber`` to ``pattern``; True if the pair is new (idempotent).
 
         O(words) on the trie and the default, whatever the pattern or its trie node already holds
@@ -225,42 +250,37 @@ class Matcher(_Reader):
         pattern = _value(pattern)
         tokens = self._dialect.parse_pattern(pattern)
         _check_subscriber(subscriber)
-        if self._cache is None:
-            return self._index.add(pattern, tokens, subscriber)
-        return self._write(tokens, lambda: self._index.add(pattern, tokens, subscriber))
+        with self._writes:
+            added = self._commit(tokens, partial(self._index.add, pattern, tokens, subscriber))
+            if added:
+                self._by_subscriber.add(subscriber, pattern)
+        return added
 
-    def subscribe_many(self, pairs: Iterable[tuple[str, Hashable]]) -> int:
+    def subscribe_many(self, pairs: Iterable[tuple[str, S]]) -> int:
         """Subscribe every (pattern, subscriber) pair; the number of pairs that were new.
 
         The same result as :meth:`subscribe` on each pair, faster for many: each pattern's
         subscribers are added in one change: O(pairs) on the trie behind ``"default"`` and
         ``"trie"``, also when all the pairs end on one trie node (the other algorithms add them
-        one by one). Every pair is checked first: an invalid pattern or an unhashable
-        subscriber raises (:class:`~topicmatch.InvalidPatternError` with the pair's position,
-        :class:`~topicmatch.InvalidSubscriberError`) and nothing changes. Lookups running
-        meanwhile see each pattern's new subscribers appear together, pattern after pattern.
+        one by one). CPython's cyclic collector is paused during the call (it would traverse the
+        growing structure again and again: 2x at 1M subscriptions, docs/performance.md).
+        Every pair is checked first: an invalid pattern or an unhashable subscriber raises
+        (:class:`~topicmatch.InvalidPatternError` with the pair's position,
+        :class:`~topicmatch.InvalidSubscriberError`; :class:`~topicmatch.InvalidPairError`
+        for something that is not a pair) and nothing changes. Lookups running meanwhile see
+        each pattern's new subscribers appear together, pattern after pattern.
         """
-        groups: dict[str, tuple[Tokens, set[Hashable]]] = {}
-        parse = self._dialect.parse_pattern
-        for position, (pattern, subscriber) in enumerate(pairs):
-            pattern = _value(pattern)
-            group = groups.get(pattern) if type(pattern) is str else None
-            if group is None:
-                try:
-                    tokens = parse(pattern)
-                except InvalidPatternError as error:
-                    error.add_note(f"pair {position} of subscribe_many; nothing was subscribed")
-                    raise
-                group = groups[pattern] = (tokens, set())
-            _check_subscriber(subscriber)
-            group[1].add(subscriber)
-        items = [(pattern, tokens, frozenset(subs)) for pattern, (tokens, subs) in groups.items()]
-        if self._cache is None:
-            return self._index.add_many(items)
-        # Through the cache one pattern at a time: it forgets the topics each pattern matches.
-        return sum(self._write(item[1], partial(self._index.add_many, (item,))) for item in items)
+        with collector_paused():
+            items = self._grouped(pairs, "subscribe_many")
+            with self._writes:
+                added = self._commit_each(items, self._index.add_many)
+                by_subscriber = self._by_subscriber
+                for pattern, _tokens, subscribers in items:
+                    for subscriber in subscribers:
+                        by_subscriber.add(subscriber, pattern)
+        return added
 
-    def unsubscribe(self, pattern: str, subscriber: Hashable) -> bool:
+    def unsubscribe(self, pattern: str, subscriber: S) -> bool:
         """Remove the pair; True if it existed. An unknown pair changes nothing and is no error.
 
         An invalid pattern still raises :class:`~topicmatch.InvalidPatternError`: it cannot have
@@ -269,13 +289,110 @@ class Matcher(_Reader):
         pattern = _value(pattern)
         tokens = self._dialect.parse_pattern(pattern)
         _check_subscriber(subscriber)
-        if self._cache is None:
-            return self._index.remove(pattern, tokens, subscriber)
-        return self._write(tokens, lambda: self._index.remove(pattern, tokens, subscriber))
+        with self._writes:
+            removed = self._commit(tokens, partial(self._index.remove, pattern, tokens, subscriber))
+            if removed:
+                self._by_subscriber.discard(subscriber, pattern)
+        return removed
 
-    def _write(self, tokens: Tokens, commit: Callable[[], _T]) -> _T:
-        assert self._cache is not None
-        return self._cache.write(tokens, commit)
+    def unsubscribe_many(self, pairs: Iterable[tuple[str, S]]) -> int:
+        """Remove every (pattern, subscriber) pair; the number that existed.
+
+        The same result as :meth:`unsubscribe` on each pair, checked first as
+        :meth:`subscribe_many` checks them (a bad pair raises and nothing changes). O(pairs x
+        words). Lookups running meanwhile see each pattern's subscribers go together, pattern
+        after pattern.
+        """
+        items = self._grouped(pairs, "unsubscribe_many")
+        with self._writes:
+            return self._remove(items)
+
+    def unsubscribe_all(self, subscriber: S) -> int:
+        """Remove every subscription of ``subscriber`` (a client that disconnects); how many.
+
+        O(that subscriber's subscriptions x words), whatever the matcher holds: the matcher keeps
+        each subscriber's patterns (:meth:`patterns_of`). Lookups running meanwhile see the
+        subscriber leave its patterns one after another. An unhashable subscriber raises
+        :class:`~topicmatch.InvalidSubscriberError`.
+
+        >>> m = Matcher(dialect="mqtt")
+        >>> m.subscribe_many([("a/+", "c1"), ("a/b", "c1"), ("a/#", "c2")])
+        3
+        >>> m.unsubscribe_all("c1"), sorted(m.lookup("a/b"))
+        (2, ['c2'])
+        """
+        _check_subscriber(subscriber)
+        parse = self._dialect.parse_pattern
+        with self._writes:
+            patterns = self._by_subscriber.of(subscriber)
+            return self._remove([(pattern, parse(pattern), frozenset((subscriber,))) for pattern in patterns])
+
+    def patterns_of(self, subscriber: S) -> list[str]:
+        """The patterns ``subscriber`` is subscribed to, sorted. O(their number)."""
+        _check_subscriber(subscriber)
+        with self._writes:
+            return self._by_subscriber.of(subscriber)
+
+    def _remove(self, items: list[Item]) -> int:
+        """Remove the pairs of ``items`` (one per pattern) from the index and from the subscriber
+        index; self._writes held. The number of pairs that existed."""
+        removed = self._commit_each(items, self._index.remove_many)
+        by_subscriber = self._by_subscriber
+        for pattern, _tokens, subscribers in items:
+            for subscriber in subscribers:
+                by_subscriber.discard(subscriber, pattern)
+        return removed
+
+    def _commit(self, tokens: Tokens, change: Callable[[], _T]) -> _T:
+        """Make ``change`` to the index, through the result cache if there is one (it forgets the
+        topics the pattern of ``tokens`` matches); self._writes held."""
+        return change() if self._cache is None else self._cache.write(tokens, change)
+
+    def _commit_each(self, items: list[Item], change: Callable[[Iterable[Item]], int]) -> int:
+        """``change(items)`` (the index's add_many or remove_many); through the result cache one
+        pattern at a time, so that it forgets the topics each pattern matches."""
+        if self._cache is None:
+            return change(items)
+        return sum(self._commit(item[1], partial(change, (item,))) for item in items)
+
+    def _grouped(self, pairs: Iterable[tuple[str, S]], method: str) -> list[Item]:
+        """Check every pair of a bulk call and group the subscribers by pattern; raises the typed
+        error of the first bad pair, before anything changes."""
+        if isinstance(pairs, (str, bytes, Mapping)):
+            raise InvalidPairError(
+                f"{method} takes an iterable of (pattern, subscriber) pairs, not a {type(pairs).__name__}"
+                + (" (pass mapping.items())" if isinstance(pairs, Mapping) else "")
+            )
+        try:
+            iterator = iter(pairs)
+        except TypeError:
+            raise InvalidPairError(
+                f"{method} takes an iterable of (pattern, subscriber) pairs, not a {type(pairs).__name__}"
+            ) from None
+        groups: dict[str, tuple[Tokens, set[Hashable]]] = {}
+        parse = self._dialect.parse_pattern
+        for position, pair in enumerate(iterator):
+            try:
+                pattern, subscriber = pair
+            except (TypeError, ValueError):
+                pattern = _NOT_A_PAIR  # type: ignore[assignment]
+            if pattern is _NOT_A_PAIR or isinstance(pair, str):
+                raise InvalidPairError(
+                    f"pair {position} of {method} is not a (pattern, subscriber) pair: {_shown(pair)}; "
+                    "nothing was changed"
+                )
+            pattern = _value(pattern)
+            group = groups.get(pattern) if type(pattern) is str else None
+            if group is None:
+                try:
+                    tokens = parse(pattern)
+                except InvalidPatternError as error:
+                    error.add_note(f"pair {position} of {method}; nothing was changed")
+                    raise
+                group = groups[pattern] = (tokens, set())
+            _check_subscriber(subscriber)
+            group[1].add(subscriber)
+        return [(pattern, tokens, frozenset(subs)) for pattern, (tokens, subs) in groups.items()]
 
     def extend_topic_space(self, topics: Iterable[str]) -> int:
         """inverted_bitmap only: add topics to the topic space; returns how many were new."""
@@ -294,7 +411,7 @@ class Matcher(_Reader):
         return space
 
     # -- reads ---------------------------------------------------------------------------
-    def snapshot(self) -> MatcherSnapshot:
+    def snapshot(self) -> MatcherSnapshot[S]:
         """A read-only view of this instant: O(1) on ``default``, ``trie`` and ``cstrie`` (the
         trie's next writes copy the nodes they change, once each), a copy O(n) elsewhere."""
         return MatcherSnapshot(self._index.snapshot(), self._dialect)
@@ -314,6 +431,14 @@ def _value(text: str) -> str:
     """A str subclass's value as a plain str (an ``Enum`` member of ``str`` hashes, compares and
     prints unlike its value); anything else unchanged, for the dialect to judge."""
     return text if type(text) is str or not isinstance(text, str) else str.__str__(text)
+
+
+_NOT_A_PAIR: Final = object()
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _check_subscriber(subscriber: object) -> None:

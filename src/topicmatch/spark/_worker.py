@@ -26,9 +26,7 @@ nothing larger meanwhile: a big fan-out never builds a big batch on either side.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Hashable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -36,6 +34,7 @@ import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.compute as pc  # type: ignore[import-untyped, unused-ignore]
 from pyspark import TaskContext
 
+from .._collector import collector_paused
 from .._dialects import make_dialect
 from .._errors import InvalidTopicError
 from .._matcher import Matcher
@@ -74,26 +73,12 @@ _EMPTY = np.zeros(0, dtype=np.int32)
 _NULL_REASON = "the topic is null"
 
 
-@contextmanager
-def _cyclic_gc_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while the worker fills its long-lived caches.
-
-    Building a matcher and looking up cold topics allocate many container objects (trie nodes,
-    DFA states, cache entries) that all live on; none of them is garbage. Every few hundred
-    allocations the collector runs anyway, and every few of those it traverses every object
-    in the worker, including the matchers of the versions kept. Reference counting still
-    frees what dies meanwhile; only cycles wait until the collector resumes. On the pipeline
-    benchmark's 100k x 10k case the collector took a fifth to a third of a worker's cold pass
-    (benchmarks/worker_lookups.py, docs/pipeline.md).
-    """
-    if not gc.isenabled():  # paused by the caller already: leave it as it is
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
+#: The worker's long-lived caches (matchers, DFA states, topic ids) are built with the collector
+#: paused, as the library's bulk calls are (see topicmatch._collector). On the pipeline
+#: benchmark's 100k x 10k case the collector took a fifth to a third of a worker's cold pass
+#: (benchmarks/worker_lookups.py, docs/pipeline.md). Looked up at call time, so that the
+#: benchmarks can measure the worker without it.
+_cyclic_gc_paused = collector_paused
 
 
 class _TopicCache:

@@ -1,0 +1,60 @@
+"""The patterns of each subscriber: what lets a matcher drop a client in O(its subscriptions).
+
+A broker removes every subscription of a client when it disconnects; without this index that
+means a scan of every subscription. Kept by :class:`~topicmatch.Matcher` beside its index,
+under its writers' lock, for every algorithm.
+
+Memory: one dict entry per subscriber, whose value is the pattern itself while the subscriber
+has one (the common case of a literal per device; no set of 200 bytes for it) and a set of
+patterns from the second on. The pattern strings and subscribers are the ones the index holds,
+not copies. Measured in docs/performance.md, "Dropping a client".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+__all__ = ["BySubscriber"]
+
+
+class BySubscriber:
+    """subscriber -> its patterns (a str for one, a set for more). Not thread-safe by itself:
+    the matcher's writers' lock guards it."""
+
+    __slots__ = ("_patterns",)
+
+    def __init__(self) -> None:
+        self._patterns: dict[Hashable, str | set[str]] = {}
+
+    def add(self, subscriber: Hashable, pattern: str) -> None:
+        """Record the pair (no change if it is recorded). O(1)."""
+        patterns = self._patterns
+        old = patterns.get(subscriber)
+        if old is None:
+            patterns[subscriber] = pattern
+        elif type(old) is str:
+            if old != pattern:
+                patterns[subscriber] = {old, pattern}
+        else:
+            old.add(pattern)  # type: ignore[union-attr]
+
+    def discard(self, subscriber: Hashable, pattern: str) -> None:
+        """Forget the pair (no change if it is not recorded). O(1)."""
+        patterns = self._patterns
+        old = patterns.get(subscriber)
+        if old is None:
+            return
+        if type(old) is str:
+            if old == pattern:
+                del patterns[subscriber]
+            return
+        old.discard(pattern)  # type: ignore[union-attr]
+        if len(old) == 1:  # a set holds two patterns or more
+            patterns[subscriber] = next(iter(old))
+
+    def of(self, subscriber: Hashable) -> list[str]:
+        """The subscriber's patterns, sorted. O(its patterns)."""
+        old = self._patterns.get(subscriber)
+        if old is None:
+            return []
+        return [old] if type(old) is str else sorted(old)
