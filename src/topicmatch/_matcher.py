@@ -251,7 +251,10 @@ class Matcher(_Reader[S]):
         tokens = self._dialect.parse_pattern(pattern)
         _check_subscriber(subscriber)
         with self._writes:
-            added = self._commit(tokens, partial(self._index.add, pattern, tokens, subscriber))
+            if self._cache is None:
+                added = self._index.add(pattern, tokens, subscriber)
+            else:
+                added = self._cache.write(tokens, partial(self._index.add, pattern, tokens, subscriber))
             if added:
                 self._by_subscriber.add(subscriber, pattern)
         return added
@@ -290,7 +293,10 @@ class Matcher(_Reader[S]):
         tokens = self._dialect.parse_pattern(pattern)
         _check_subscriber(subscriber)
         with self._writes:
-            removed = self._commit(tokens, partial(self._index.remove, pattern, tokens, subscriber))
+            if self._cache is None:
+                removed = self._index.remove(pattern, tokens, subscriber)
+            else:
+                removed = self._cache.write(tokens, partial(self._index.remove, pattern, tokens, subscriber))
             if removed:
                 self._by_subscriber.discard(subscriber, pattern)
         return removed
@@ -343,17 +349,13 @@ class Matcher(_Reader[S]):
                 by_subscriber.discard(subscriber, pattern)
         return removed
 
-    def _commit(self, tokens: Tokens, change: Callable[[], _T]) -> _T:
-        """Make ``change`` to the index, through the result cache if there is one (it forgets the
-        topics the pattern of ``tokens`` matches); self._writes held."""
-        return change() if self._cache is None else self._cache.write(tokens, change)
-
     def _commit_each(self, items: list[Item], change: Callable[[Iterable[Item]], int]) -> int:
         """``change(items)`` (the index's add_many or remove_many); through the result cache one
-        pattern at a time, so that it forgets the topics each pattern matches."""
-        if self._cache is None:
+        pattern at a time, so that it forgets the topics each pattern matches. self._writes held."""
+        cache = self._cache
+        if cache is None:
             return change(items)
-        return sum(self._commit(item[1], partial(change, (item,))) for item in items)
+        return sum(cache.write(item[1], partial(change, (item,))) for item in items)
 
     def _grouped(self, pairs: Iterable[tuple[str, S]], method: str) -> list[Item]:
         """Check every pair of a bulk call and group the subscribers by pattern; raises the typed

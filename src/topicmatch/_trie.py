@@ -76,7 +76,8 @@ class TrieIndex(Index):
 
     # -- writers -------------------------------------------------------------------------
     def add(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
-        self._check_writable()
+        if self._readonly:
+            raise TopicMatchError("a snapshot is read-only")
         with self._lock:
             added = self._add(pattern, tokens, frozenset((subscriber,)))
             if added:
@@ -92,7 +93,8 @@ class TrieIndex(Index):
         another: while the call runs the version stays odd (so no DFA is used) and moves on with
         every pattern, so a lookup that overlapped a change retries.
         """
-        self._check_writable()
+        if self._readonly:
+            raise TopicMatchError("a snapshot is read-only")
         added = 0
         with self._lock:
             self._version += 1  # odd until the end
@@ -113,10 +115,7 @@ class TrieIndex(Index):
         even again. The readers see it as one store: a new branch is built off to the side and
         linked last; an existing node publishes its new subscribers (:meth:`Node.add`).
         """
-        gen = self._gen
         node = self._root
-        if node.gen is not gen:
-            node = self._root = node.copy(gen)
         i, n = 0, len(tokens)
         while i < n:
             token = tokens[i]
@@ -124,13 +123,13 @@ class TrieIndex(Index):
             nxt = node.star if token is STAR else node.hash if token is HASH else node.children.get(token)  # type: ignore[arg-type]
             if nxt is None:
                 break
-            if nxt.gen is not gen:
-                # A snapshot holds it: change a copy (also when the write turns out to add
-                # nothing; the copy is then made one write early).
-                nxt = nxt.copy(gen)
-                node.link(token, nxt)
             node = nxt
             i += 1
+        gen = self._gen
+        if node.gen is not gen:
+            # A snapshot holds it: change copies (also when the write turns out to add nothing;
+            # the copies are then made one write early).
+            node = self._own(tokens, i)[-1]
         if i == n:
             old = node.by_pattern.get(pattern)
             if old is not None and subscribers.issubset(old):
@@ -151,7 +150,8 @@ class TrieIndex(Index):
         return added
 
     def remove(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
-        self._check_writable()
+        if self._readonly:
+            raise TopicMatchError("a snapshot is read-only")
         with self._lock:
             node = self._root
             path: list[Node] = [node]
@@ -164,8 +164,9 @@ class TrieIndex(Index):
             old = node.by_pattern.get(pattern)
             if old is None or subscriber not in old:
                 return False
-            self._own(path, tokens)
-            node = path[-1]
+            if node.gen is not self._gen:
+                path = self._own(tokens, len(tokens))
+                node = path[-1]
             self._version += 1  # odd: a change is under way
             node.remove(pattern, subscriber)
             self._count -= 1
@@ -181,23 +182,28 @@ class TrieIndex(Index):
             self._version += 1
             return True
 
-    def _own(self, path: list[Node], tokens: Tokens) -> None:
-        """Make every node of ``path`` (the root and the nodes of ``tokens`` below it) one this
-        generation may change: a node a snapshot holds is replaced by its copy, top down."""
-        gen = self._gen
-        parent = None
-        for depth, node in enumerate(path):
-            if node.gen is not gen:
-                node = path[depth] = node.copy(gen)
-                if parent is None:
-                    self._root = node
-                else:
-                    parent.link(tokens[depth - 1], node)
-            parent = node
+    def _own(self, tokens: Tokens, depth: int) -> list[Node]:
+        """Make the root and the nodes of ``tokens[:depth]`` below it nodes this generation may
+        change (a node a snapshot holds is replaced by its copy, top down); that path.
 
-    def _check_writable(self) -> None:
-        if self._readonly:
-            raise TopicMatchError("a snapshot is read-only")
+        Needed only when the last node is of an older generation: a node of this generation was
+        made by a write of this generation, which had made every node above it this
+        generation's first (and a snapshot makes every node older at once).
+        """
+        gen = self._gen
+        node = self._root
+        if node.gen is not gen:
+            node = self._root = node.copy(gen)
+        path = [node]
+        for token in tokens[:depth]:
+            child = node.star if token is STAR else node.hash if token is HASH else node.children[token]  # type: ignore[index]
+            assert child is not None, "the caller walked this path"
+            if child.gen is not gen:
+                child = child.copy(gen)
+                node.link(token, child)
+            path.append(child)
+            node = child
+        return path
 
     # -- readers -------------------------------------------------------------------------
     def stable_dfa(self) -> DFA | None:
