@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Final
 
-from ._errors import ConfigurationError, InvalidPatternError, InvalidTopicError
+from ._errors import ConfigurationError, InvalidPatternError, InvalidTopicError, shortened
 from ._words import HASH, STAR, Token, Tokens, canonical
 
 __all__ = ["DIALECTS", "Dialect", "make_dialect"]
@@ -98,9 +98,10 @@ class Dialect:
         if type(topics) is list:
             return topics
         if isinstance(topics, str) or not isinstance(topics, Iterable):
-            shown = repr(topics) if len(repr(topics)) <= 80 else repr(topics)[:77] + "..."
             raise InvalidTopicError(
-                self.name, shown, f"lookup_many takes an iterable of topics, not a {type(topics).__name__}"
+                self.name,
+                shortened(repr(topics)),
+                f"lookup_many takes an iterable of topics, not a {type(topics).__name__}",
             )
         return list(topics)
 

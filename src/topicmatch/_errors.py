@@ -28,6 +28,11 @@ __all__ = [
 ]
 
 
+def shortened(text: str) -> str:
+    """``text`` cut to 80 characters for a one-line message."""
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 class TopicMatchError(Exception):
     """Base class of every error raised by topicmatch."""
 
@@ -41,8 +46,7 @@ class _InputError(TopicMatchError, ValueError):
         self.dialect = dialect
         self.value = value
         self.reason = reason
-        shown = value if len(value) <= 80 else value[:77] + "..."
-        super().__init__(f"invalid {dialect} {self.kind} {shown!r}: {reason}")
+        super().__init__(f"invalid {dialect} {self.kind} {shortened(value)!r}: {reason}")
 
 
 class InvalidPatternError(_InputError):

@@ -26,6 +26,7 @@ from ._errors import (
     InvalidPatternError,
     InvalidSubscriberError,
     UnknownTopicError,
+    shortened,
 )
 from ._index import EMPTY, Index, Item
 from ._inverted_bitmap import InvertedBitmapIndex
@@ -36,7 +37,6 @@ from ._words import Tokens
 
 __all__ = ["ALGORITHMS", "DEFAULT_CACHE_SIZE", "Matcher", "MatcherSnapshot"]
 
-_T = TypeVar("_T")
 if TYPE_CHECKING:
     # The subscriber type: Matcher[str] returns frozenset[str]; a bare Matcher is Matcher[Hashable].
     from typing_extensions import TypeVar as _TypeVarWithDefault
@@ -379,8 +379,9 @@ class Matcher(_Reader[S]):
             except (TypeError, ValueError):
                 pattern = _NOT_A_PAIR  # type: ignore[assignment]
             if pattern is _NOT_A_PAIR or isinstance(pair, str):
+                shown = shortened(repr(pair))
                 raise InvalidPairError(
-                    f"pair {position} of {method} is not a (pattern, subscriber) pair: {_shown(pair)}; "
+                    f"pair {position} of {method} is not a (pattern, subscriber) pair: {shown}; "
                     "nothing was changed"
                 )
             pattern = _value(pattern)
@@ -436,11 +437,6 @@ def _value(text: str) -> str:
 
 
 _NOT_A_PAIR: Final = object()
-
-
-def _shown(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _check_subscriber(subscriber: object) -> None:
