@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from enum import Enum
 
 import pytest
@@ -16,6 +16,7 @@ from topicmatch import (
     InvalidTopicError,
     Matcher,
     MatcherSnapshot,
+    TopicMatchError,
     UnknownTopicError,
 )
 
@@ -281,3 +282,81 @@ def test_matcher_is_generic_in_its_subscribers() -> None:
     assert m.lookup("a") == {"x"}
     snap: MatcherSnapshot[str] = m.snapshot()
     assert snap.lookup("a") == {"x"}
+
+
+_BAD_VALUES = [None, 5, 1.5, b"a.b", ["a", "b"], {"a": 1}, object()]
+
+
+def test_every_method_refuses_bad_input_with_a_typed_error_and_changes_nothing(
+    matcher_factory: Callable[..., Matcher],
+) -> None:
+    """Each public method, given values of the wrong type where it expects a pattern, topic,
+    subscriber or iterable of them, raises a TopicMatchError subclass (never a bare Python
+    error) and leaves the subscriptions as they were."""
+    m = matcher_factory(topics=["a.b"])
+    m.subscribe("a.*", 1)
+    before = m.subscriptions()
+    snap = m.snapshot()
+    calls: list[tuple[str, Callable[[object], object]]] = [
+        ("subscribe pattern", lambda v: m.subscribe(v, 2)),  # type: ignore[arg-type]
+        ("subscribe subscriber", lambda v: m.subscribe("a.b", v)),
+        ("unsubscribe pattern", lambda v: m.unsubscribe(v, 1)),  # type: ignore[arg-type]
+        ("subscribe_many", m.subscribe_many),  # type: ignore[arg-type]
+        ("subscribe_many element", lambda v: m.subscribe_many([("a.b", 3), v])),  # type: ignore[list-item]
+        ("unsubscribe_many", m.unsubscribe_many),  # type: ignore[arg-type]
+        ("lookup", m.lookup),  # type: ignore[arg-type]
+        ("lookup_many", m.lookup_many),  # type: ignore[arg-type]
+        ("lookup_many element", lambda v: m.lookup_many(["a.b", v])),  # type: ignore[list-item]
+        ("snapshot lookup", snap.lookup),  # type: ignore[arg-type]
+        ("snapshot lookup_many", snap.lookup_many),  # type: ignore[arg-type]
+    ]
+    if m.algorithm == "inverted_bitmap":
+        calls.append(("extend_topic_space", m.extend_topic_space))  # type: ignore[arg-type]
+    for name, call in calls:
+        for value in _BAD_VALUES:
+            if name == "subscribe subscriber" and isinstance(value, Hashable):
+                continue  # any hashable value is a valid subscriber
+            if name in {"lookup_many", "snapshot lookup_many", "extend_topic_space"} and isinstance(
+                value, (list, dict)
+            ):
+                continue  # an iterable of valid topics; bad elements are checked apart
+            if name == "subscribe_many element" and value == ["a", "b"]:
+                continue  # a list of two is a (pattern, subscriber) pair
+            try:
+                call(value)
+            except TopicMatchError:
+                pass
+            else:
+                pytest.fail(f"{name} took {value!r}")
+            assert m.subscriptions() == before, (name, value)
+    assert snap.subscriptions() == before
+
+
+class _Touchy:
+    """A subscriber whose __eq__ raises: hashes like ``other`` so that a set compares them."""
+
+    def __init__(self, other: object) -> None:
+        self.other = other
+
+    def __hash__(self) -> int:
+        return hash(self.other)
+
+    def __eq__(self, other: object) -> bool:
+        if other is self:
+            return True
+        raise RuntimeError("touchy")
+
+
+def test_a_client_dropped_after_a_failed_write_receives_nothing(
+    matcher_factory: Callable[..., Matcher],
+) -> None:
+    """A write that a subscriber's own __eq__ interrupts may leave some of its pairs subscribed;
+    the matcher's record of each subscriber's patterns still holds them, so unsubscribe_all
+    removes them."""
+    m = matcher_factory(topics=["a", "b"])
+    m.subscribe("b", "k1")
+    with pytest.raises(RuntimeError, match="touchy"):
+        m.subscribe_many([("a", "k2"), ("b", _Touchy("k1"))])
+    m.unsubscribe_all("k2")
+    assert m.lookup("a") == frozenset()
+    assert m.patterns_of("k2") == []

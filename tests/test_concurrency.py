@@ -7,13 +7,14 @@ the interleavings these tests look for frequent; every loop is bounded in count.
 from __future__ import annotations
 
 import gc
+import os
 import sys
 import threading
 from collections.abc import Hashable, Iterator
 
 import pytest
 
-from topicmatch import Matcher
+from topicmatch import Matcher, _walk
 from topicmatch._collector import collector_paused
 from topicmatch._dialects import make_dialect
 from topicmatch._trie import TrieIndex
@@ -86,13 +87,14 @@ def _cycling_writer(
 ) -> None:
     try:
         for _ in range(rounds):
-            if bulk:  # the same two steps, '#' first: subscribe_many keeps the patterns' order
+            if bulk:  # the same steps in the same order: the bulk calls keep the patterns' order
                 m.subscribe_many([("#", 1), ("a.*", 2)])
+                m.unsubscribe_many([("a.*", 2), ("#", 1)])
             else:
                 m.subscribe("#", 1)
                 m.subscribe("a.*", 2)
-            m.unsubscribe("a.*", 2)
-            m.unsubscribe("#", 1)
+                m.unsubscribe("a.*", 2)
+                m.unsubscribe("#", 1)
     except BaseException as error:  # pragma: no cover - reported by the test
         errors.append(error)
     finally:
@@ -156,9 +158,10 @@ def test_subscribe_many_moves_the_version_with_every_pattern() -> None:
     """The mechanism behind the bulk case above, step by step (the threads rarely hit it).
 
     A lookup that starts while ``add_many`` runs walks the trie and returns its result only if
-    the version has not moved meanwhile. So the version must be odd during the whole call (no
-    DFA of an older trie is used) and move with each pattern: a lookup that read the '#' branch
-    before the first pattern and the 'a.*' branch after the second would see {2} alone.
+    the version has not moved meanwhile. So the version must be odd from the first change on
+    (no DFA of an older trie is used) and move with each pattern: a lookup that read the '#'
+    branch before the first pattern and the 'a.*' branch after the second would see {2} alone.
+    A pattern that changes nothing does not move it.
     """
     index = TrieIndex(dollar_rule=False, dfa=True)
     parse = make_dialect("amqp").parse_pattern
@@ -171,8 +174,9 @@ def test_subscribe_many_moves_the_version_with_every_pattern() -> None:
         versions.append(index._version)
 
     assert index.add_many(items()) == 2
-    assert all(v & 1 for v in versions), versions
-    assert versions[0] != versions[1] != versions[2] == versions[3], versions
+    assert not versions[0] & 1, versions  # nothing changed yet
+    assert all(v & 1 for v in versions[1:]), versions
+    assert versions[1] != versions[2] == versions[3], versions
     assert not index._version & 1
     assert index.stable_dfa() is not None
     assert index.match(["a", "b"]) == {1, 2}
@@ -292,4 +296,54 @@ def test_overlapping_bulk_builds_keep_the_collector_paused_until_the_last_ends()
     assert gc.isenabled()
     _run([threading.Thread(target=first), threading.Thread(target=second)])
     assert seen == [False]
+    assert gc.isenabled()
+
+
+def test_unsubscribe_many_removes_a_patterns_subscribers_in_one_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On the trie, readers see a pattern's removed subscribers go together: one publication of
+    the node's subscribers per pattern, not one per pair (which would let a lookup see {2}
+    left of {1, 2} while {1, 2} are being removed)."""
+    m = Matcher("trie")
+    m.subscribe_many([("a.*", 1), ("a.*", 2), ("a.*", 3)])
+    published: list[int] = []
+    real = _walk.Node._publish
+
+    def counted(node: _walk.Node, added: object, removed: object) -> None:
+        published.append(1)
+        real(node, added, removed)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_walk.Node, "_publish", counted)
+    assert m.unsubscribe_many([("a.*", 1), ("a.*", 2)]) == 2
+    assert published == [1]
+    assert m.lookup("a.b") == {3}
+
+
+def test_a_child_forked_during_another_threads_bulk_build_gets_its_collector_back() -> None:
+    """Only the forking thread lives on in the child: a block another thread had open must not
+    keep the child's collector off for good (nor its lock held)."""
+    inside, release = threading.Event(), threading.Event()
+
+    def build() -> None:
+        with collector_paused():
+            inside.set()
+            release.wait(10)
+
+    builder = threading.Thread(target=build)
+    builder.start()
+    try:
+        assert inside.wait(10)
+        assert not gc.isenabled()
+        pid = os.fork()
+        if pid == 0:  # the child: report through the exit status, run nothing else
+            ok = gc.isenabled()
+            with collector_paused():
+                ok = ok and not gc.isenabled()
+            os._exit(0 if ok and gc.isenabled() else 1)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        release.set()
+        builder.join(timeout=10)
     assert gc.isenabled()

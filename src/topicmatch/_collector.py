@@ -16,6 +16,7 @@ trie is made of nothing else. So the library pauses the collector inside its bul
 from __future__ import annotations
 
 import gc
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,9 +31,20 @@ class _Pauses:
         self.lock = threading.Lock()
         self.depth = 0
         self.paused_by_us = False
+        self.mine = threading.local()  # .depth: the blocks this thread has open
+
+    def after_fork_in_child(self) -> None:
+        """Only the forking thread lives on in a forked child: the blocks other threads had
+        open never end there (and one of them may have held the lock)."""
+        self.lock = threading.Lock()
+        self.depth = getattr(self.mine, "depth", 0)
+        if self.depth == 0 and self.paused_by_us:
+            self.paused_by_us = False
+            gc.enable()
 
 
 _pauses = _Pauses()
+os.register_at_fork(after_in_child=_pauses.after_fork_in_child)
 
 
 @contextmanager
@@ -43,7 +55,8 @@ def collector_paused() -> Iterator[None]:
     back on only if it was on when the first began (a program that keeps it off itself keeps it
     off). gc.disable/enable are process-wide: a depth count under a lock, rather than each
     block saving and restoring the flag, keeps one thread's block from switching the collector
-    back on while another thread's block still runs.
+    back on while another thread's block still runs. A child forked meanwhile keeps only its
+    own thread's blocks.
     """
     state = _pauses
     with state.lock:
@@ -51,10 +64,12 @@ def collector_paused() -> Iterator[None]:
             state.paused_by_us = gc.isenabled()
             gc.disable()
         state.depth += 1
+        state.mine.depth = getattr(state.mine, "depth", 0) + 1
     try:
         yield
     finally:
         with state.lock:
+            state.mine.depth -= 1
             state.depth -= 1
             if state.depth == 0 and state.paused_by_us:
                 gc.enable()

@@ -143,7 +143,6 @@ class CSTrieIndex(Index):
     """
 
     name = "cstrie"
-    cheap_snapshot = True
 
     def __init__(
         self, dollar_rule: bool, _root: _INode | None = None, _counts: tuple[int, int] = (0, 0)

@@ -30,8 +30,6 @@ class Index(abc.ABC):
     """Base class of the five algorithms."""
 
     name: ClassVar[str]
-    #: True when ``snapshot`` costs O(1) (the concurrent trie); otherwise it copies.
-    cheap_snapshot: ClassVar[bool] = False
 
     def __init__(self, dollar_rule: bool) -> None:
         self.dollar_rule = dollar_rule

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import threading
 import warnings
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Final, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, cast
 
 from ._by_subscriber import BySubscriber
 from ._cache import ResultCache, cached_lookups
@@ -116,7 +116,11 @@ class _Reader(Generic[S]):
         return out
 
     def subscriptions(self) -> dict[str, frozenset[S]]:
-        """A consistent copy of every subscription: ``{pattern: frozenset(subscribers)}``."""
+        """A consistent copy of every subscription: ``{pattern: frozenset(subscribers)}``.
+
+        O(subscriptions). On the trie and the default it walks an O(1) snapshot, so writers are
+        not held up meanwhile, and afterwards each write copies the nodes it changes once, as
+        after :meth:`Matcher.snapshot`."""
         return {pattern: cast("frozenset[S]", subs) for pattern, _tokens, subs in self._index.items()}
 
     def patterns(self) -> list[str]:
@@ -136,7 +140,9 @@ class _Reader(Generic[S]):
 class MatcherSnapshot(_Reader[S]):
     """A read-only view of a matcher at one instant; later writes do not show in it.
 
-    Offers ``lookup``, ``lookup_many``, ``subscriptions``, ``patterns`` and ``len``.
+    Offers ``lookup``, ``lookup_many``, ``subscriptions``, ``patterns`` and ``len``. A snapshot
+    of the default has no result cache; its lookups learn a DFA of their own, within the
+    matcher's ``dfa_bytes``.
     """
 
     def __init__(self, index: Index, dialect: Dialect) -> None:
@@ -251,13 +257,12 @@ class Matcher(_Reader[S]):
         tokens = self._dialect.parse_pattern(pattern)
         _check_subscriber(subscriber)
         with self._writes:
-            if self._cache is None:
-                added = self._index.add(pattern, tokens, subscriber)
-            else:
-                added = self._cache.write(tokens, partial(self._index.add, pattern, tokens, subscriber))
-            if added:
+            try:
+                if self._cache is None:
+                    return self._index.add(pattern, tokens, subscriber)
+                return self._cache.write(tokens, partial(self._index.add, pattern, tokens, subscriber))
+            finally:  # also if a subscriber's __eq__ raised: the record may hold more, never less
                 self._by_subscriber.add(subscriber, pattern)
-        return added
 
     def subscribe_many(self, pairs: Iterable[tuple[str, S]]) -> int:
         """Subscribe every (pattern, subscriber) pair; the number of pairs that were new.
@@ -276,12 +281,13 @@ class Matcher(_Reader[S]):
         with collector_paused():
             items = self._grouped(pairs, "subscribe_many")
             with self._writes:
-                added = self._commit_each(items, self._index.add_many)
-                by_subscriber = self._by_subscriber
-                for pattern, _tokens, subscribers in items:
-                    for subscriber in subscribers:
-                        by_subscriber.add(subscriber, pattern)
-        return added
+                try:
+                    return self._commit_each(items, self._index.add_many)
+                finally:  # as in subscribe
+                    by_subscriber = self._by_subscriber
+                    for pattern, _tokens, subscribers in items:
+                        for subscriber in subscribers:
+                            by_subscriber.add(subscriber, pattern)
 
     def unsubscribe(self, pattern: str, subscriber: S) -> bool:
         """Remove the pair; True if it existed. An unknown pair changes nothing and is no error.
@@ -297,8 +303,7 @@ class Matcher(_Reader[S]):
                 removed = self._index.remove(pattern, tokens, subscriber)
             else:
                 removed = self._cache.write(tokens, partial(self._index.remove, pattern, tokens, subscriber))
-            if removed:
-                self._by_subscriber.discard(subscriber, pattern)
+            self._by_subscriber.discard(subscriber, pattern)  # after the index: see _remove
         return removed
 
     def unsubscribe_many(self, pairs: Iterable[tuple[str, S]]) -> int:
@@ -340,8 +345,9 @@ class Matcher(_Reader[S]):
             return self._by_subscriber.of(subscriber)
 
     def _remove(self, items: list[Item]) -> int:
-        """Remove the pairs of ``items`` (one per pattern) from the index and from the subscriber
-        index; self._writes held. The number of pairs that existed."""
+        """Remove the pairs of ``items`` (one per pattern) from the index and then from the
+        subscriber index (not if the index raised: the record may hold more, never less);
+        self._writes held. The number of pairs that existed."""
         removed = self._commit_each(items, self._index.remove_many)
         by_subscriber = self._by_subscriber
         for pattern, _tokens, subscribers in items:
@@ -366,7 +372,7 @@ class Matcher(_Reader[S]):
                 + (" (pass mapping.items())" if isinstance(pairs, Mapping) else "")
             )
         try:
-            iterator = iter(pairs)
+            iterator: Iterator[Any] = iter(pairs)  # each element checked below
         except TypeError:
             raise InvalidPairError(
                 f"{method} takes an iterable of (pattern, subscriber) pairs, not a {type(pairs).__name__}"
@@ -374,11 +380,11 @@ class Matcher(_Reader[S]):
         groups: dict[str, tuple[Tokens, set[Hashable]]] = {}
         parse = self._dialect.parse_pattern
         for position, pair in enumerate(iterator):
-            try:
+            # A tuple or list of two, or another sequence of two that is not text: a set or a
+            # dict of two would unpack too, in an order of its own.
+            if (type(pair) is tuple or type(pair) is list or _is_pair_like(pair)) and len(pair) == 2:
                 pattern, subscriber = pair
-            except (TypeError, ValueError):
-                pattern = _NOT_A_PAIR  # type: ignore[assignment]
-            if pattern is _NOT_A_PAIR or isinstance(pair, str):
+            else:
                 shown = shortened(repr(pair))
                 raise InvalidPairError(
                     f"pair {position} of {method} is not a (pattern, subscriber) pair: {shown}; "
@@ -404,8 +410,8 @@ class Matcher(_Reader[S]):
         return self._index.extend(self._parse_space(topics))
 
     def _parse_space(self, topics: Iterable[str]) -> list[tuple[str, list[str]]]:
-        if isinstance(topics, str):
-            raise ConfigurationError("topics= takes an iterable of topics, not one string")
+        if isinstance(topics, str) or not isinstance(topics, Iterable):
+            raise ConfigurationError(f"topics= takes an iterable of topics, not a {type(topics).__name__}")
         space = []
         for topic in topics:
             words = self._dialect.parse_topic(topic)
@@ -436,7 +442,8 @@ def _value(text: str) -> str:
     return text if type(text) is str or not isinstance(text, str) else str.__str__(text)
 
 
-_NOT_A_PAIR: Final = object()
+def _is_pair_like(value: object) -> bool:
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray))
 
 
 def _check_subscriber(subscriber: object) -> None:

@@ -22,7 +22,7 @@ snapshot; a copy has the same content as its original, so readers may meet eithe
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 
 from ._dfa import DFA, LEARN_AFTER, MAX_BYTES, PROBATION
 from ._errors import TopicMatchError
@@ -31,6 +31,9 @@ from ._walk import Node, walk_general, walk_leaves
 from ._words import HASH, STAR, Tokens
 
 __all__ = ["QUIET_LOOKUPS", "TrieIndex"]
+
+#: One change of a pattern's subscribers (TrieIndex._add or _remove): the pairs changed.
+_Change = Callable[[str, Tokens, frozenset[Hashable]], int]
 
 #: Lookups one version of the trie must last before it gets a DFA (see TrieIndex._settle), and
 #: the longest wait after DFAs were retired.
@@ -48,7 +51,6 @@ class TrieIndex(Index):
     """
 
     name = "trie"
-    cheap_snapshot = True
 
     def __init__(self, dollar_rule: bool, dfa: bool = False) -> None:
         super().__init__(dollar_rule)
@@ -76,13 +78,7 @@ class TrieIndex(Index):
 
     # -- writers -------------------------------------------------------------------------
     def add(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
-        if self._readonly:
-            raise TopicMatchError("a snapshot is read-only")
-        with self._lock:
-            added = self._add(pattern, tokens, frozenset((subscriber,)))
-            if added:
-                self._version += 1
-            return bool(added)
+        return bool(self._change(self._add, ((pattern, tokens, frozenset((subscriber,))),)))
 
     def add_many(self, items: Iterable[Item]) -> int:
         """Each pattern's subscribers in one change: O(pairs) in all.
@@ -90,29 +86,45 @@ class TrieIndex(Index):
         Adding k subscribers to one pattern one by one costs O(k^2), as every add replaces the
         pattern's frozenset with a copy one larger; here each pattern's set is replaced once.
         Concurrent readers see each pattern's new subscribers appear together, one pattern after
-        another: while the call runs the version stays odd (so no DFA is used) and moves on with
-        every pattern, so a lookup that overlapped a change retries.
+        another (:meth:`_change`).
+        """
+        return self._change(self._add, items)
+
+    def remove_many(self, items: Iterable[Item]) -> int:
+        """Each pattern's subscribers removed in one change, as :meth:`add_many` adds them."""
+        return self._change(self._remove, items)
+
+    def _change(
+        self, change: Callable[[str, Tokens, frozenset[Hashable]], int], items: Iterable[Item]
+    ) -> int:
+        """Apply ``change`` (:meth:`_add` or :meth:`_remove`) to each item under the writers' lock;
+        the number of pairs changed.
+
+        Concurrent readers see each item's change at once: the change makes the version odd
+        first (so no DFA is used) and publishes with one store; the version then moves by 2
+        (still odd) before the next item, so a lookup that overlapped a change retries, and is
+        made even at the end, also when ``change`` raises (a subscriber's ``__eq__`` may).
         """
         if self._readonly:
             raise TopicMatchError("a snapshot is read-only")
-        added = 0
+        changed = 0
         with self._lock:
-            self._version += 1  # odd until the end
             try:
                 for pattern, tokens, subscribers in items:
-                    new = self._add(pattern, tokens, frozenset(subscribers))
-                    if new:
-                        self._version += 2  # still odd, but moved: overlapping lookups retry
-                        added += new
+                    n = change(pattern, tokens, subscribers)
+                    if n:
+                        self._version += 2  # odd still, but moved: overlapping lookups retry
+                        changed += n
             finally:
-                self._version += 1
-        return added
+                if self._version & 1:
+                    self._version += 1
+        return changed
 
     def _add(self, pattern: str, tokens: Tokens, subscribers: frozenset[Hashable]) -> int:
         """Add ``subscribers`` to ``pattern``, the lock held; how many were new.
 
-        A change makes the version odd first (unless the caller has), and the caller makes it
-        even again. The readers see it as one store: a new branch is built off to the side and
+        A change makes the version odd first, and the caller (:meth:`_change`) makes it even
+        again. The readers see it as one store: a new branch is built off to the side and
         linked last; an existing node publishes its new subscribers (:meth:`Node.add`).
         """
         node = self._root
@@ -150,37 +162,38 @@ class TrieIndex(Index):
         return added
 
     def remove(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
-        if self._readonly:
-            raise TopicMatchError("a snapshot is read-only")
-        with self._lock:
-            node = self._root
-            path: list[Node] = [node]
-            for token in tokens:
-                nxt = node.star if token is STAR else node.hash if token is HASH else node.children.get(token)  # type: ignore[arg-type]
-                if nxt is None:
-                    return False
-                path.append(nxt)
-                node = nxt
-            old = node.by_pattern.get(pattern)
-            if old is None or subscriber not in old:
-                return False
-            if node.gen is not self._gen:
-                path = self._own(tokens, len(tokens))
-                node = path[-1]
-            self._version += 1  # odd: a change is under way
-            node.remove(pattern, subscriber)
-            self._count -= 1
-            # Prune branches left empty; this changes no lookup result, only memory.
-            for depth in range(len(tokens), 0, -1):
-                node = path[depth]
-                if not node.is_empty():
-                    break
-                parent = path[depth - 1]
-                parent.link(tokens[depth - 1], None)
-                if parent.is_hash and not parent.children:
-                    self._inner_hash -= 1
-            self._version += 1
-            return True
+        return bool(self._change(self._remove, ((pattern, tokens, frozenset((subscriber,))),)))
+
+    def _remove(self, pattern: str, tokens: Tokens, subscribers: frozenset[Hashable]) -> int:
+        """Remove ``subscribers`` from ``pattern``, the lock held; how many were there. Makes the
+        version odd before a change, as :meth:`_add`, and prunes the branches left empty."""
+        node = self._root
+        path: list[Node] = [node]
+        for token in tokens:
+            nxt = node.star if token is STAR else node.hash if token is HASH else node.children.get(token)  # type: ignore[arg-type]
+            if nxt is None:
+                return 0
+            path.append(nxt)
+            node = nxt
+        old = node.by_pattern.get(pattern)
+        if old is None or old.isdisjoint(subscribers):
+            return 0
+        if node.gen is not self._gen:
+            path = self._own(tokens, len(tokens))
+            node = path[-1]
+        self._version |= 1  # odd: a change is under way
+        removed = node.remove(pattern, subscribers)
+        self._count -= removed
+        # Prune branches left empty; this changes no lookup result, only memory.
+        for depth in range(len(tokens), 0, -1):
+            node = path[depth]
+            if not node.is_empty():
+                break
+            parent = path[depth - 1]
+            parent.link(tokens[depth - 1], None)
+            if parent.is_hash and not parent.children:
+                self._inner_hash -= 1
+        return removed
 
     def _own(self, tokens: Tokens, depth: int) -> list[Node]:
         """Make the root and the nodes of ``tokens[:depth]`` below it nodes this generation may

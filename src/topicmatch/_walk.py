@@ -134,21 +134,25 @@ class Node:
         self._publish(fresh, ())
         return len(fresh)
 
-    def remove(self, pattern: str, subscriber: Hashable) -> bool:
-        """Remove one pair here; False if it was not here. O(SMALL)."""
+    def remove(self, pattern: str, subscribers: frozenset[Hashable]) -> int:
+        """Remove ``subscribers`` from ``pattern`` here; how many were here. O(len(subscribers)
+        + SMALL), published in one change, as :meth:`add`."""
         by_pattern = self.by_pattern
         old = by_pattern.get(pattern)
-        if old is None or subscriber not in old:
-            return False
-        if len(old) == 1:
+        if old is None:
+            return 0
+        gone = subscribers.intersection(old)  # O(len(subscribers))
+        if not gone:
+            return 0
+        if len(gone) == len(old):
             del by_pattern[pattern]
         elif type(old) is set:
-            old.discard(subscriber)
+            old -= gone
         else:
-            by_pattern[pattern] = old - {subscriber}
-        self.pairs -= 1
-        self._publish((), (subscriber,))
-        return True
+            by_pattern[pattern] = old - gone
+        self.pairs -= len(gone)
+        self._publish((), gone)
+        return len(gone)
 
     def _publish(self, added: Iterable[Hashable], removed: Iterable[Hashable]) -> None:
         """Bring the readers' view up to date after a change of the patterns here.
