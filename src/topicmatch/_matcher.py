@@ -275,8 +275,9 @@ class Matcher(_Reader[S]):
         Every pair is checked first: an invalid pattern or an unhashable subscriber raises
         (:class:`~topicmatch.InvalidPatternError` with the pair's position,
         :class:`~topicmatch.InvalidSubscriberError`; :class:`~topicmatch.InvalidPairError`
-        for something that is not a pair) and nothing changes. Lookups running meanwhile see
-        each pattern's new subscribers appear together, pattern after pattern.
+        for something that is not a pair) and nothing changes. On the trie and the default,
+        lookups running meanwhile see each pattern's new subscribers appear together, pattern
+        after pattern (on the other algorithms, pair after pair).
         """
         with collector_paused():
             items = self._grouped(pairs, "subscribe_many")
@@ -311,8 +312,8 @@ class Matcher(_Reader[S]):
 
         The same result as :meth:`unsubscribe` on each pair, checked first as
         :meth:`subscribe_many` checks them (a bad pair raises and nothing changes). O(pairs x
-        words). Lookups running meanwhile see each pattern's subscribers go together, pattern
-        after pattern.
+        words). On the trie and the default, lookups running meanwhile see each pattern's
+        subscribers go together, pattern after pattern (elsewhere, pair after pair).
         """
         items = self._grouped(pairs, "unsubscribe_many")
         with self._writes:

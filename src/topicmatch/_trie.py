@@ -94,9 +94,7 @@ class TrieIndex(Index):
         """Each pattern's subscribers removed in one change, as :meth:`add_many` adds them."""
         return self._change(self._remove, items)
 
-    def _change(
-        self, change: Callable[[str, Tokens, frozenset[Hashable]], int], items: Iterable[Item]
-    ) -> int:
+    def _change(self, change: _Change, items: Iterable[Item]) -> int:
         """Apply ``change`` (:meth:`_add` or :meth:`_remove`) to each item under the writers' lock;
         the number of pairs changed.
 
