@@ -10,7 +10,7 @@ import gc
 import os
 import sys
 import threading
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 
 import pytest
 
@@ -347,3 +347,55 @@ def test_a_child_forked_during_another_threads_bulk_build_gets_its_collector_bac
         release.set()
         builder.join(timeout=10)
     assert gc.isenabled()
+
+
+class _WriteOnGet(dict):  # type: ignore[type-arg]
+    """A trie node's dict of children that runs a writer's steps the first time a lookup reads
+    it: a write landing mid-walk, deterministically (the threaded tests above hit that rarely)."""
+
+    def __init__(self, children: dict[str, object], steps: Callable[[], None]) -> None:
+        super().__init__(children)
+        self.steps: Callable[[], None] | None = steps
+
+    def get(self, key: str, default: object = None) -> object:
+        steps, self.steps = self.steps, None
+        if steps is not None:
+            steps()
+        return super().get(key, default)
+
+
+def test_a_trie_lookup_overlapping_writes_retries() -> None:
+    """The trie's version check, pinned: the lookup reads the '#' branch ({1}), then two writes
+    land (unsubscribe '#', subscribe 'a.*') before it reads 'a': without the check it returns
+    {1, 2}, which never existed (the states were {1}, {} and {2})."""
+    for algorithm in ("trie", "default"):
+        m = Matcher(algorithm, cache_size=0)
+        m.subscribe("#", 1)
+        index = m._index
+
+        def steps(m: Matcher = m) -> None:
+            m.unsubscribe("#", 1)
+            m.subscribe("a.*", 2)
+
+        index._root.children = _WriteOnGet(index._root.children, steps)  # type: ignore[attr-defined]
+        assert m.lookup("a.b") == {2}, algorithm
+        assert index._root.children.steps is None  # type: ignore[attr-defined]  # the writes ran mid-walk
+
+
+def test_a_cstrie_lookup_overlapping_writes_retries() -> None:
+    """The cstrie's version check, pinned: the lookup holds the C-node of 'a' from before the
+    writes (subscribe 'a.b', unsubscribe 'a.*'), reads no 'b' in it and then the '*' branch's
+    current, emptied node: without the check it returns {}, which never existed (the states
+    were {1}, {1, 2} and {2})."""
+    m = Matcher("cstrie")
+    m.subscribe("a.*", 1)
+    index = m._index
+    a = index._root.main.children["a"].main  # type: ignore[attr-defined]
+
+    def steps() -> None:
+        m.subscribe("a.b", 2)
+        m.unsubscribe("a.*", 1)
+
+    a.children = _WriteOnGet(a.children, steps)
+    assert m.lookup("a.b") == {2}
+    assert a.children.steps is None

@@ -245,6 +245,9 @@ class TrieIndex(Index):
                     result = walk_leaves(self._root, words, self.dollar_rule)
                 if self._use_dfa and not version & 1:
                     self._settle(version, dfa)
+            # Unchanged version: no change was published during the walk, so the result is the
+            # state of one instant. That holds while a bulk call keeps the version odd too:
+            # each of its changes is one store followed by a move of the version (_change).
             if self._version == version:
                 return result
 
