@@ -51,10 +51,6 @@ class InvertedBitmapIndex(BitmapIndex):
                 added += 1
         return added
 
-    @property
-    def topic_space_size(self) -> int:
-        return len(self._rows)
-
     def _set_bits(self, bit: int, tokens: Tokens) -> None:
         rows, dollar = self._rows, self.dollar_rule
         for key, row in rows.items():

@@ -53,10 +53,6 @@ _INDEXES: Final[dict[str, type[Index]]] = {
     "cstrie": CSTrieIndex,
 }
 
-#: The algorithm behind ``"default"``: the fastest correct one by the benchmarks in
-#: docs/performance.md, with a result cache in front (docs/implementation.md says why).
-DEFAULT_INDEX: Final = "trie"
-
 #: Entries of the result cache of the default algorithm (it is also bounded in bytes, and switches
 #: itself off while it does not pay: docs/implementation.md, "The result cache").
 DEFAULT_CACHE_SIZE: Final = 16384
@@ -196,24 +192,25 @@ class Matcher(_Reader[S]):
         self._dialect = make_dialect(dialect, max_bytes=max_bytes, max_words=max_words, pedantic=pedantic)
         self._parse_topic = self._dialect.topic_parser()
         self.algorithm = algorithm
-        name = DEFAULT_INDEX if algorithm == "default" else algorithm
         dollar = self._dialect.dollar_rule
         if dfa_bytes is not None and algorithm != "default":
             raise ConfigurationError(f"dfa_bytes= bounds the default's DFA; {algorithm} has none")
-        if name == "inverted_bitmap":
+        if algorithm == "inverted_bitmap":
             if topics is None:
                 raise ConfigurationError("inverted_bitmap needs its topic space: Matcher(..., topics=[...])")
             self._index: Index = InvertedBitmapIndex(dollar, self._parse_space(topics))
         elif topics is not None:
             raise ConfigurationError(f"topics= is the inverted_bitmap's topic space; {algorithm} takes none")
         elif algorithm == "default":
+            # The trie, the fastest correct algorithm on every workload measured, with its DFA
+            # (and the result cache below): docs/implementation.md says why.
             trie = self._index = TrieIndex(dollar, dfa=True)
             if dfa_bytes is not None:
                 if not isinstance(dfa_bytes, int) or dfa_bytes < 0:
                     raise ConfigurationError(f"dfa_bytes must be an int >= 0, not {dfa_bytes!r}")
                 trie.dfa_bytes = dfa_bytes
         else:
-            self._index = _INDEXES[name](dollar)
+            self._index = _INDEXES[algorithm](dollar)
         if cache_size is None:
             cache_size = DEFAULT_CACHE_SIZE if algorithm == "default" else 0
         if not isinstance(cache_size, int) or cache_size < 0:

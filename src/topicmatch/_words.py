@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final, TypeAlias
 
-__all__ = ["HASH", "STAR", "Token", "Tokens", "canonical", "is_literal", "pattern_matches"]
+__all__ = ["HASH", "STAR", "Token", "Tokens", "canonical", "pattern_matches"]
 
 
 class _Wildcard:
@@ -71,11 +71,6 @@ def canonical(tokens: Tokens) -> Tokens:
     if has_hash:
         out.append(HASH)
     return tuple(out)
-
-
-def is_literal(tokens: Tokens) -> bool:
-    """True when the pattern has no wildcard, so it matches exactly one topic."""
-    return all(type(t) is str for t in tokens)
 
 
 def pattern_matches(tokens: Tokens, words: Sequence[str], dollar_rule: bool = False) -> bool:
