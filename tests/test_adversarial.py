@@ -49,7 +49,7 @@ def test_one_pattern_matcher_is_polynomial() -> None:
     calls = 0
 
     class Counting(list[str]):
-        def __getitem__(self, index):  # type: ignore[no-untyped-def, override]
+        def __getitem__(self, index):  # type: ignore[no-untyped-def]
             nonlocal calls
             calls += 1
             return super().__getitem__(index)

@@ -43,21 +43,24 @@ def test_a_dfa_serves_only_the_version_it_learnt() -> None:
     m = Matcher(cache_size=0)
     m.subscribe("a.*", 1)
     index = m._index
+    assert isinstance(index, TrieIndex)
     for _ in range(QUIET_LOOKUPS + LEARN_AFTER + 1):  # the version settles, then learns a.b
         assert m.lookup("a.b") == {1}
-    dfa = index._dfa  # type: ignore[attr-defined]
+    dfa = index._dfa
     assert dfa is not None
     assert dfa.transitions > 0
     assert dfa.version == index._version
     m.subscribe("#", 2)
     assert m.lookup("a.b") == {1, 2}  # the old DFA is not used: its version is gone
-    assert dfa.version != index._version  # type: ignore[attr-defined]
+    assert dfa.version != index._version
     m.unsubscribe("a.*", 1)
     for _ in range(QUIET_LOOKUPS + LEARN_AFTER + 1):
         assert m.lookup("a.b") == {2}
-    assert index._dfa is not dfa
-    assert index._dfa.version == index._version
-    assert index._version % 2 == 0  # type: ignore[attr-defined]
+    new = index._dfa
+    assert new is not None
+    assert new is not dfa
+    assert new.version == index._version
+    assert index._version % 2 == 0
 
 
 @given(st.data())

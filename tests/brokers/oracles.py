@@ -54,7 +54,7 @@ from typing import Any, Literal
 
 import nats
 import nats.aio.client
-import pika  # type: ignore[import-untyped]
+import pika
 from paho.mqtt.client import Client as MqttClient
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 from paho.mqtt.packettypes import PacketTypes

@@ -27,7 +27,7 @@ def _histogram(values: list[int] | np.ndarray) -> object:
 
 def _text(histogram: object) -> str:
     buffer = io.StringIO()
-    write_hgrm(histogram, buffer)  # type: ignore[arg-type]
+    write_hgrm(histogram, buffer)
     return buffer.getvalue()
 
 
@@ -57,7 +57,7 @@ def test_layout_header_rows_and_reference_footer() -> None:
         assert line[:12].strip()
         assert line[28:38].strip().isdigit()
     assert len(rows[-1]) == 12 + 1 + 14 + 1 + 10
-    mean, stddev = mean_and_stddev(histogram)  # type: ignore[arg-type]
+    mean, stddev = mean_and_stddev(histogram)
     assert lines[-3] == f"#[Mean    = {mean / MS:12.3f}, StdDeviation   = {stddev / MS:12.3f}]"
     max_ms = histogram.get_max_value() / MS  # type: ignore[attr-defined]
     assert lines[-2] == f"#[Max     = {max_ms:12.3f}, Total count    = {10_000:12d}]"
@@ -88,7 +88,7 @@ def test_repeated_values_repeat_rows_like_the_reference() -> None:
 
 
 def test_mean_and_stddev_use_median_equivalent_values() -> None:
-    mean, stddev = mean_and_stddev(_histogram([1_000, 3_000]))  # type: ignore[arg-type]
+    mean, stddev = mean_and_stddev(_histogram([1_000, 3_000]))
     assert mean == pytest.approx(2_000, abs=1)
     assert stddev == pytest.approx(1_000, abs=1)
 

@@ -40,7 +40,7 @@ def _route(
     """(offset, subscriber) of each delivery, the lists exploded as Spark does."""
     compiled = worker.compiled_for(key, table.dialect, table.pedantic, table.payload())
     schema = _schema(batch)
-    out = []
+    out: list[tuple[int, str]] = []
     for piece in worker.route_batch(batch, 1, compiled, schema, 1 << 20, counts):
         assert piece.schema == schema
         rows = zip(piece.column("offset").to_pylist(), piece.column("subscriber").to_pylist(), strict=True)
