@@ -6,10 +6,12 @@ import io
 import json
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
+from topicmatch._extras import EXTRAS
 from topicmatch.cli import main
 
 
@@ -56,8 +58,11 @@ def test_invalid_topic_is_reported_and_the_rest_continue(
     ("content", "message"),
     [
         ("a/#/b\tx\n", "subs.tsv:1: invalid mqtt pattern 'a/#/b'"),
-        ("a/b\tx\nno-tab-here\n", "subs.tsv:2: expected 'pattern<TAB>subscriber'"),
+        ("a/b\tx\nno-tab-here\n", "subs.tsv:2: expected 2 fields (pattern<TAB>subscriber), found 1"),
         ("a/b\t\n", "subs.tsv:1: the subscriber is empty"),
+        ("a/b\tx\ty\n", "subs.tsv:1: expected 2 fields (pattern<TAB>subscriber), found 3"),
+        ("a/b \tx\n", "subs.tsv:1: the pattern 'a/b ' starts or ends with whitespace"),
+        ("a/b\t x\n", "subs.tsv:1: the subscriber ' x' starts or ends with whitespace"),
     ],
 )
 def test_bad_subscription_file(
@@ -104,3 +109,49 @@ def test_python_dash_m_entry_point(subs_file: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "forex.usd\talice bob carol eve\n"
+
+
+def test_options_anywhere_on_the_line(subs_file: Path) -> None:
+    code, out = _run(["match", str(subs_file), "--json", "stock", "--algorithm", "trie", "x.usd"])
+    assert code == 0
+    assert [json.loads(line)["topic"] for line in out.splitlines()] == ["stock", "x.usd"]
+    with pytest.raises(SystemExit) as exited:
+        _run(["match", str(subs_file), "stock", "--no-such-option"])
+    assert exited.value.code == 2
+
+
+def test_no_topic_can_forge_a_line_of_output(tmp_path: Path) -> None:
+    subs = tmp_path / "subs.tsv"
+    subs.write_text("#\tbob\n", encoding="utf-8")
+    forged = "a\nforged\tmallory"
+    code, out = _run(["match", str(subs), forged, "back\\slash\rcr"])
+    assert code == 0
+    assert out.splitlines() == ["a\\nforged\\tmallory\tbob", "back\\\\slash\\rcr\tbob"]
+
+
+def test_inverted_bitmap_is_refused_with_a_hint_for_the_command_line(
+    subs_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _ = _run(["match", "--algorithm", "inverted_bitmap", str(subs_file), "a"])
+    assert code == 2
+    assert capsys.readouterr().err.strip() == (
+        "topicmatch: inverted_bitmap needs its topic space up front; use another algorithm here"
+    )
+
+
+def test_a_header_line_is_not_a_subscription(tmp_path: Path) -> None:
+    subs = tmp_path / "subs.tsv"
+    subs.write_text("pattern\tsubscriber\nforex.*\talice\n", encoding="utf-8")
+    code, out = _run(["match", str(subs), "pattern", "forex.x"])
+    assert code == 0
+    assert out.splitlines() == ["pattern\t", "forex.x\talice"]
+
+
+def test_extras_table_mirrors_pyproject() -> None:
+    """topicmatch._extras names each extra's import names; pyproject.toml its distributions."""
+    import_name = {"hdrhistogram": "hdrh", "paho-mqtt": "paho", "nats-py": "nats"}
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    for extra, modules in EXTRAS.items():
+        requirements = project["project"]["optional-dependencies"][extra]
+        names = {req.split(">")[0].split("<")[0].split("=")[0].strip() for req in requirements}
+        assert set(modules) == {import_name.get(name, name) for name in names}, extra

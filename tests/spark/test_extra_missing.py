@@ -38,3 +38,9 @@ def test_the_command_line_still_starts_and_explains() -> None:
     )
     done = _python("from topicmatch.spark import route")
     assert "pip install 'topicmatch[spark]'" in done.stderr
+
+
+def test_the_import_fails_whatever_was_imported_before() -> None:
+    done = _python("import topicmatch.cli; import topicmatch.spark")
+    assert done.returncode == 1
+    assert "ImportError: topicmatch.spark needs pyspark: pip install 'topicmatch[spark]'" in done.stderr

@@ -8,7 +8,7 @@ import importlib
 from pathlib import Path
 from typing import Any, TextIO
 
-from .._cliutil import UsageError, require
+from ..cli._common import UsageError, require
 from .report import Progress
 
 __all__ = ["EXPERIMENTS", "add_bench_commands"]
@@ -63,8 +63,8 @@ def _run(
     stderr: TextIO,
     nested: bool = False,
 ) -> int:
-    require("matplotlib", "bench")
-    require("hdrh", "bench")
+    require("matplotlib")
+    require("hdrh")
     if options.repeat < 1:
         raise UsageError("--repeat must be at least 1")
     written: list[tuple[str, Path]] = []

@@ -9,19 +9,18 @@ whose topic the dialect rejects, with the reason. Both match inside the Python w
 ``mapInArrow`` (docs/pipeline.md explains how). The command line is ``topicmatch generate`` and
 ``topicmatch route``; the benchmark ``topicmatch bench pipeline``.
 
-Needs the ``spark`` extra (PySpark, pyarrow, numpy): importing this package without them raises
-an ImportError naming ``pip install 'topicmatch[spark]'``. One exception: the command line loads
-this package's command modules at start-up to list their commands, and they import PySpark only
-when a command runs, so while ``topicmatch.cli`` is loaded the check waits for the first use of a
-name from this package.
+Needs the ``spark`` extra (PySpark, pyarrow, pandas, numpy): importing this package without them
+raises an ImportError naming ``pip install 'topicmatch[spark]'``, whatever was imported before
+(the command line declares its commands in :mod:`topicmatch.cli` and imports this package only
+when one of them runs).
 """
 
 from __future__ import annotations
 
 import importlib
-import sys
-from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
+
+from .._extras import install_hint, missing
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time they load on first use
     from ._errors import InvalidSubscriptionError, MessagesError, SparkPipelineError, SubscriptionsError
@@ -38,8 +37,6 @@ __all__ = [
     "route",
 ]
 
-INSTALL_HINT = "pip install 'topicmatch[spark]'"
-
 #: public name -> private module defining it
 _EXPORTS = {
     "route": "._route",
@@ -52,25 +49,15 @@ _EXPORTS = {
 }
 
 
-def _missing() -> list[str]:
-    return [name for name in ("pyspark", "pyarrow", "numpy") if find_spec(name) is None]
-
-
-def _require() -> None:
-    missing = _missing()
-    if missing:
-        raise ImportError(f"topicmatch.spark needs {', '.join(missing)}: {INSTALL_HINT}")
-
-
-if "topicmatch.cli" not in sys.modules:
-    _require()
+_missing = missing("spark")
+if _missing:
+    raise ImportError(f"topicmatch.spark needs {', '.join(_missing)}: {install_hint('spark')}")
 
 
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    _require()
     value = getattr(importlib.import_module(module, __name__), name)
     globals()[name] = value
     return value

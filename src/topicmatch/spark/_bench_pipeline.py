@@ -1,4 +1,5 @@
-"""The ``pipeline`` experiment: ``route`` against the naive regex cross join (see :mod:`._bench`)."""
+"""The ``pipeline`` experiment: ``route`` against the naive regex cross join (declared, with what it
+measures, by :mod:`topicmatch.cli._bench_pipeline`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import shutil
 import statistics
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -16,7 +18,6 @@ from pyspark.sql import functions as F
 
 from topicmatch.bench.machine import machine_info
 
-from ._bench import CASES, QUICK_CASES, TARGETS, Case
 from ._generate import ROW_GROUP_ROWS, generate
 from ._io import write
 from ._naive import naive_route
@@ -24,7 +25,26 @@ from ._route import _route
 from ._session import session
 from ._subscriptions import Subscriptions
 
-__all__ = ["run"]
+__all__ = ["CASES", "QUICK_CASES", "run"]
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    messages: int
+    subscriptions: int
+    naive: bool
+
+
+CASES = (
+    Case("100k x 1k", 100_000, 1_000, True),
+    Case("100k x 10k", 100_000, 10_000, True),
+    Case("1M x 1k", 1_000_000, 1_000, False),
+    Case("1M x 10k", 1_000_000, 10_000, False),
+)
+QUICK_CASES = (Case("5k x 100", 5_000, 100, True), Case("20k x 1k", 20_000, 1_000, True))
+#: The issue's targets: (case, what, threshold)
+TARGETS = (("100k x 10k", "speedup", 100.0), ("1M x 1k", "route_msg_per_s", 250_000.0))
 
 
 def _say(err: TextIO, start: float, text: str) -> None:

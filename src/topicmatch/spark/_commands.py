@@ -11,8 +11,8 @@ from typing import TextIO
 
 from pyspark.errors import PySparkException
 
-from .._cliutil import UsageError
 from .._errors import TopicMatchError
+from ..cli._common import UsageError
 from ._generate import ProgressBar, generate
 from ._io import parse_since, spark_error
 from ._pipeline import RouteJob, run_batch

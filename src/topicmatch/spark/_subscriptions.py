@@ -14,7 +14,6 @@ matcher, and the streaming summary names the version that routed each batch.
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import pickle
@@ -31,7 +30,7 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]
 from .._dialects import make_dialect
 from .._errors import InvalidPatternError
 from .._matcher import Matcher
-from .._tsv import tsv_pairs
+from .._pair_files import read_pairs
 from ._errors import InvalidSubscriptionError, SubscriptionsError
 
 if TYPE_CHECKING:
@@ -303,23 +302,11 @@ def _first_line(error: BaseException) -> str:
 
 
 def _read_tsv(handle: Iterable[str], name: str) -> Iterator[tuple[int, str | None, Any]]:
-    return tsv_pairs(handle, name, SubscriptionsError)
+    return read_pairs(handle, name, SubscriptionsError)
 
 
 def _read_csv(handle: Iterable[str], name: str) -> Iterator[tuple[int, str | None, Any]]:
-    reader = csv.reader(handle)
-    header = next(reader, None)
-    if header is None or "pattern" not in header or "subscriber" not in header:
-        raise SubscriptionsError(f"{name}:1: expected a header naming the columns pattern and subscriber")
-    p, s = header.index("pattern"), header.index("subscriber")
-    for row in reader:
-        if not row:
-            continue
-        if len(row) != len(header):
-            raise SubscriptionsError(
-                f"{name}:{reader.line_num}: expected {len(header)} fields, found {len(row)}"
-            )
-        yield reader.line_num, row[p], row[s] or None
+    return read_pairs(handle, name, SubscriptionsError, csv_format=True)
 
 
 def _read_json(handle: Iterable[str], name: str) -> Iterator[tuple[int, str | None, Any]]:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..._cliutil import UsageError, require
+from ...cli._common import UsageError, require
 
 __all__ = ["add_bench_commands", "parse_size"]
 
@@ -164,7 +164,7 @@ def _stop_on_sigterm(stop: Any) -> Iterator[None]:
 def _heavy(module: str) -> Any:
     """Import a module of this package after checking the ``bench`` extra is there."""
     for dependency in ("numpy", "hdrh", "matplotlib"):
-        require(dependency, "bench")
+        require(dependency)
     return importlib.import_module(f"topicmatch.bench.latency.{module}")
 
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..._cliutil import require
+from ...cli._common import require
 from .. import servers
 from ._rabbitstream import StreamClient
 from ._systems import start_server
@@ -102,8 +102,8 @@ class JetStreamLog:
         self._sub: Any = None
 
     async def open(self, on_message: OnMessage) -> None:
-        nats = require("nats", "bench")
-        api = require("nats.js.api", "bench")
+        nats = require("nats")
+        api = require("nats.js.api")
         options = {
             "allow_reconnect": False,
             "connect_timeout": self.timeout,
@@ -212,7 +212,7 @@ class RedisStreamLog:
         self._stopping = False
 
     async def open(self, on_message: OnMessage) -> None:
-        aioredis = require("redis.asyncio", "bench")
+        aioredis = require("redis.asyncio")
         self._pub = aioredis.Redis(host=self.host, port=self.port, socket_connect_timeout=self.timeout)
         self._sub = aioredis.Redis(host=self.host, port=self.port, socket_connect_timeout=self.timeout)
         # A marker entry gives the subscriber an exact id to read after: no race with "$".

@@ -29,7 +29,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..._cliutil import require
+from ...cli._common import require
 
 __all__ = ["MatcherRequester", "MqttRequester", "NatsRequester", "RabbitMQRequester", "RedisRequester"]
 
@@ -56,7 +56,7 @@ class NatsRequester:
     _sub: Any = field(default=None, repr=False)
 
     async def setup(self) -> None:
-        nats = require("nats", "bench")
+        nats = require("nats")
         self.subject = _topic("nats", self.connection)
         self.payload = os.urandom(self.size)
         self._nc = await nats.connect(
@@ -94,7 +94,7 @@ class RedisRequester:
     _sub: Any = field(default=None, repr=False)
 
     def setup(self) -> None:
-        redis = require("redis", "bench")
+        redis = require("redis")
         self.channel = _topic("redis", self.connection)
         self.payload = os.urandom(self.size)
         options = {"host": self.host, "port": self.port, "socket_timeout": self.timeout}
@@ -141,7 +141,7 @@ class RabbitMQRequester:
     _reply: bytes | None = field(default=None, repr=False)
 
     def setup(self) -> None:
-        pika = require("pika", "bench")
+        pika = require("pika")
         self.routing_key = _topic("amqp", self.connection)
         self.payload = os.urandom(self.size)
         parameters = pika.ConnectionParameters(
@@ -191,7 +191,7 @@ class MqttRequester:
     _subscribed: bool = field(default=False, repr=False)
 
     def setup(self) -> None:
-        mqtt = require("paho.mqtt.client", "bench")
+        mqtt = require("paho.mqtt.client")
         self.topic = _topic("mqtt", self.connection).replace(".", "/")
         self.payload = os.urandom(self.size)
         client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"tm-{uuid.uuid4().hex[:12]}")

@@ -1,8 +1,8 @@
 """``topicmatch generate`` and ``topicmatch route``: the pipeline's command line.
 
 Loaded at start-up by :mod:`topicmatch.cli` to add its commands, so it imports nothing heavy:
-a command first checks that the ``spark`` extra is installed (:func:`topicmatch._cliutil.require`
-names the install command otherwise), then loads its runner from :mod:`._commands`. Every bad
+a command first checks that the ``spark`` extra is installed (:func:`._common.require` names the
+install command otherwise), then loads its runner from :mod:`topicmatch.spark._commands`. Every bad
 input ends as one line on stderr and exit code 2.
 """
 
@@ -12,8 +12,8 @@ import argparse
 import importlib
 from typing import Any, TextIO
 
-from .._cliutil import require
 from .._dialects import DIALECTS
+from ._common import require_extra
 
 __all__ = ["add_commands"]
 
@@ -168,8 +168,7 @@ def _runner(name: str) -> Any:
     """A runner that checks the extra is installed, then loads the real one from :mod:`._commands`."""
 
     def run(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
-        for module in ("pyspark", "pyarrow", "numpy"):
-            require(module, "spark")
+        require_extra("spark")
         commands = importlib.import_module("topicmatch.spark._commands")
         return int(getattr(commands, name)(options, stdout, stderr))
 

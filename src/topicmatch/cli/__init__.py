@@ -7,26 +7,21 @@ errors), so it is testable in-process. Errors print one line to stderr, never a 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TextIO
 
-from . import __version__
-from ._cliutil import UsageError
-from ._demo import run_demo
-from ._dialects import DIALECTS
-from ._errors import TopicMatchError
-from ._matcher import ALGORITHMS, Matcher
-from ._tsv import tsv_pairs
+from .. import __version__
+from .._demo import run_demo
+from .._dialects import DIALECTS
+from .._errors import TopicMatchError
+from .._matcher import ALGORITHMS, Matcher
+from .._pair_files import read_pairs
+from . import _bench, _pipeline
+from ._common import UsageError
 
 __all__ = ["main"]
-
-
-#: Modules that add top-level commands through ``add_commands(subparsers)`` (see _cliutil).
-#: They are imported at start-up, so they import their heavy dependencies inside their runners.
-COMMAND_MODULES: tuple[str, ...] = ("topicmatch.bench._cli", "topicmatch.spark._cli")
 
 
 def _add_matcher_options(parser: argparse.ArgumentParser) -> None:
@@ -56,9 +51,12 @@ def _build_parser() -> argparse.ArgumentParser:
         help="print the subscribers of topics",
         description=(
             "Load subscriptions from a file (one 'pattern<TAB>subscriber' per line; blank lines are "
-            "skipped) and print the subscribers of each topic, given as arguments or, without "
-            "arguments, one per line on standard input. Output: 'topic<TAB>subscribers' with the "
-            "subscribers sorted and separated by spaces, or one JSON object per line with --json."
+            "skipped; an optional first line 'pattern<TAB>subscriber' is a header) and print the "
+            "subscribers of each topic, given as arguments or, without arguments, one per line on "
+            "standard input. Output: 'topic<TAB>subscribers' with the subscribers sorted and "
+            "separated by spaces, a backslash, tab, newline or carriage return in a topic or a "
+            "subscriber written as \\\\, \\t, \\n or \\r (so that no topic can forge a line); "
+            "or one JSON object per line with --json."
         ),
     )
     match.add_argument(
@@ -86,14 +84,15 @@ def _build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seconds", type=float, default=3.0, help="time bound per algorithm (default: 3)")
     demo.add_argument("--seed", type=int, default=7, help="random seed (default: 7)")
     demo.set_defaults(run=_run_demo)
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).add_commands(commands)
+    # Commands of the extras: declared here, their dependencies imported when they run.
+    _pipeline.add_commands(commands)
+    _bench.add_commands(commands)
     return parser
 
 
 def _read_subscriptions(lines: Iterable[str], source: str, matcher: Matcher) -> int:
     count = 0
-    for number, pattern, subscriber in tsv_pairs(lines, source, UsageError):
+    for number, pattern, subscriber in read_pairs(lines, source, UsageError):
         try:
             matcher.subscribe(pattern, subscriber)
         except TopicMatchError as error:
@@ -111,12 +110,12 @@ def _topics_from(args: Sequence[str], stdin: TextIO) -> Iterator[str]:
 
 
 def _run_match(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    if options.algorithm == "inverted_bitmap":
+        raise UsageError("inverted_bitmap needs its topic space up front; use another algorithm here")
     try:
         matcher = Matcher(options.algorithm, options.dialect, pedantic=options.pedantic)
     except TopicMatchError as error:
         raise UsageError(str(error)) from None
-    if options.algorithm == "inverted_bitmap":
-        raise UsageError("inverted_bitmap needs its topic space up front; use another algorithm here")
     source = options.subscriptions
     if source == "-":
         if not options.topics:
@@ -141,8 +140,16 @@ def _run_match(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, stder
         if options.json:
             print(json.dumps({"topic": topic, "subscribers": subscribers}, ensure_ascii=False), file=stdout)
         else:
-            print(f"{topic}\t{' '.join(subscribers)}", file=stdout)
+            print(f"{_escaped(topic)}\t{' '.join(map(_escaped, subscribers))}", file=stdout)
     return status
+
+
+_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def _escaped(text: str) -> str:
+    """``text`` as one TSV field: a backslash, tab, newline or carriage return escaped."""
+    return text.translate(_ESCAPES)
 
 
 def _run_demo(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
@@ -156,7 +163,13 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
     stderr = sys.stderr
-    options = _build_parser().parse_args(argv)
+    parser = _build_parser()
+    # Options anywhere on the line: `match subs.tsv --json a.b` leaves `a.b` over, a topic.
+    options, extra = parser.parse_known_args(argv)
+    if extra:
+        if options.command != "match" or any(arg.startswith("-") and arg != "-" for arg in extra):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        options.topics = [*options.topics, *extra]
     try:
         return int(options.run(options, stdin, stdout, stderr))
     except UsageError as error:

@@ -1,0 +1,40 @@
+"""What every command module shares: the usage error, the runner signature, optional extras.
+
+A command sets ``run=`` to a function ``run(options, stdin, stdout, stderr) -> int``. Heavy
+dependencies are imported inside ``run`` after :func:`require`, so ``topicmatch --help`` stays
+fast and works without any extra installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Callable
+from types import ModuleType
+from typing import TextIO
+
+from .._extras import EXTRAS, extra_of, install_hint
+
+__all__ = ["Runner", "UsageError", "require", "require_extra"]
+
+Runner = Callable[[argparse.Namespace, TextIO, TextIO, TextIO], int]
+
+
+class UsageError(Exception):
+    """A problem with a command's input or environment: printed as one line, exit code 2."""
+
+
+def require(module: str) -> ModuleType:
+    """Import ``module``, or fail with the command that installs the extra providing it
+    (:data:`topicmatch._extras.EXTRAS`)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        top = module.split(".", maxsplit=1)[0]
+        raise UsageError(f"this needs the '{top}' package: {install_hint(extra_of(module))}") from None
+
+
+def require_extra(extra: str) -> None:
+    """Fail, as :func:`require` does, unless every module of ``extra`` can be imported."""
+    for module in EXTRAS[extra]:
+        require(module)
