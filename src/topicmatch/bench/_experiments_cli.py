@@ -31,10 +31,18 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
 
 def _common(parser: argparse.ArgumentParser, default_out: str) -> None:
     parser.add_argument(
-        "--out", type=Path, default=Path(default_out), help=f"output directory (default: {default_out})"
+        "--out",
+        type=Path,
+        metavar="DIR",
+        default=Path(default_out),
+        help=f"output directory (default: {default_out})",
     )
     parser.add_argument(
-        "--repeat", type=int, default=5, help="runs per measurement; the median is reported (default: 5)"
+        "--repeat",
+        type=int,
+        metavar="N",
+        default=5,
+        help="runs per measurement; the median is reported (default: 5)",
     )
     parser.add_argument(
         "--quick", action="store_true", help="small sizes and few samples: a smoke test in under a minute"

@@ -41,17 +41,23 @@ def add_bench_commands(subparsers: Any) -> None:
     parser.add_argument(
         "--out",
         type=Path,
+        metavar="DIR",
         default=Path("out/bench/pipeline"),
         help="output directory (default: out/bench/pipeline)",
     )
     parser.add_argument(
         "--repeat",
         type=int,
+        metavar="N",
         default=5,
         help="timed runs of route per case; the median is reported (default: 5)",
     )
     parser.add_argument(
-        "--naive-repeat", type=int, default=3, help="timed runs of the naive join per case (default: 3)"
+        "--naive-repeat",
+        type=int,
+        metavar="N",
+        default=3,
+        help="timed runs of the naive join per case (default: 3)",
     )
     parser.add_argument("--quick", action="store_true", help="two small cases, two runs each: a smoke test")
     parser.add_argument("--master", default=None, help="Spark master (default: local[*])")

@@ -77,7 +77,7 @@ def add_commands(commands: Any) -> None:
         help="subscriptions: .parquet (or a directory of it), .csv, .json lines, "
         "or .tsv (pattern<TAB>subscriber)",
     )
-    route.add_argument("--out", required=True, metavar="PATH", help="output directory")
+    route.add_argument("--out", required=True, metavar="DIR", help="output directory")
     route.add_argument(
         "--format",
         choices=("parquet", "json", "csv"),

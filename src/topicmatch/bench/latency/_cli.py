@@ -67,6 +67,9 @@ def add_bench_commands(subparsers: Any) -> None:
     )
     latency.add_argument(
         "--system",
+        "--systems",
+        dest="system",
+        metavar="SYSTEMS",
         type=_names(ROUND_TRIP_SYSTEMS),
         default=None,
         help=f"comma-separated, from {', '.join(ROUND_TRIP_SYSTEMS)} "
@@ -100,7 +103,9 @@ def add_bench_commands(subparsers: Any) -> None:
         metavar="RESULT.json",
         help="only draw these saved runs in one chart",
     )
-    latency.add_argument("--out", type=Path, default=Path("out/bench/latency"), help="output directory")
+    latency.add_argument(
+        "--out", type=Path, metavar="DIR", default=Path("out/bench/latency"), help="output directory"
+    )
     latency.set_defaults(run=_run_latency)
 
     commitlog = subparsers.add_parser(
@@ -115,6 +120,9 @@ def add_bench_commands(subparsers: Any) -> None:
     )
     commitlog.add_argument(
         "--systems",
+        "--system",
+        dest="systems",
+        metavar="SYSTEMS",
         type=_names(LOG_SYSTEMS),
         default=list(LOG_SYSTEMS),
         help=f"comma-separated, from {', '.join(LOG_SYSTEMS)} (default: all)",
@@ -134,7 +142,9 @@ def add_bench_commands(subparsers: Any) -> None:
     commitlog.add_argument("--skip-latency", action="store_true", help="only the throughput runs")
     commitlog.add_argument("--skip-throughput", action="store_true", help="only the latency runs")
     commitlog.add_argument("--quick", action="store_true", help="short runs: a smoke test in about a minute")
-    commitlog.add_argument("--out", type=Path, default=Path("out/bench/commitlog"), help="output directory")
+    commitlog.add_argument(
+        "--out", type=Path, metavar="DIR", default=Path("out/bench/commitlog"), help="output directory"
+    )
     commitlog.set_defaults(run=_run_commitlog)
 
 
