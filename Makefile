@@ -34,8 +34,8 @@ check: venv  ## lint (ruff), format check and strict typing (mypy)
 test: venv brokers check  ## the whole suite, broker conformance included
 	$(PY) -m pytest
 
-test-fast: venv  ## everything but the real brokers
-	$(PY) -m pytest -m "not brokers"
+test-fast: venv  ## the library alone, in about 2 minutes: no brokers, Spark, latency runs or slow smoke tests
+	$(PY) -m pytest -m "not brokers and not spark and not cluster and not latency and not slow"
 
 test-brokers: venv brokers  ## only the conformance tests against the real brokers
 	$(PY) -m pytest -m brokers tests/brokers

@@ -2,17 +2,24 @@
 
 The ``ci`` profile (selected when ``CI`` is set) runs more examples and prints the seed to
 reproduce a failure; locally the default profile keeps the suite quick.
+
+The real brokers are session fixtures here, shared by the conformance suite (tests/brokers) and
+the latency tests (tests/latency): each is started once per run, on first use, on 127.0.0.1,
+and stopped by PID at the end. A missing broker fails the test with the install command (a
+skipped conformance test proves nothing).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from topicmatch import ALGORITHMS, Matcher, _cache
+from topicmatch.bench import servers
+from topicmatch.bench.latency._systems import SystemUnavailable, start_server
 
 settings.register_profile("dev", max_examples=60, deadline=None)
 settings.register_profile(
@@ -49,3 +56,34 @@ def matcher_factory(algorithm: str) -> Callable[..., Matcher]:
         return make_matcher(algorithm, dialect, topics, **options)
 
     return factory
+
+
+def _serve(server: servers._Server) -> Iterator[servers._Server]:
+    try:
+        start_server(server)
+    except SystemUnavailable as exc:
+        pytest.fail(str(exc))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def nats_broker() -> Iterator[servers._Server]:
+    yield from _serve(servers.NatsServer())
+
+
+@pytest.fixture(scope="session")
+def redis_broker() -> Iterator[servers._Server]:
+    yield from _serve(servers.RedisServer())
+
+
+@pytest.fixture(scope="session")
+def rabbitmq_broker() -> Iterator[servers._Server]:
+    yield from _serve(servers.RabbitMQServer())
+
+
+@pytest.fixture(scope="session")
+def mqtt_broker() -> Iterator[servers._Server]:
+    yield from _serve(servers.MosquittoServer())
