@@ -1,0 +1,48 @@
+"""The layering of docs/architecture.md, checked: the core imports the standard library only."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import topicmatch
+
+PACKAGE = Path(topicmatch.__file__).parent
+OUTER = {"bench", "spark", "cli"}
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """(level, module) of every import a module runs: level 0 for absolute ones; imports for
+    type checkers only (under ``if TYPE_CHECKING:``) are not run, and not counted."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+        for statement in node.body
+        for inner in ast.walk(statement)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            found += [(0, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            found.append((node.level, node.module or ""))
+    return found
+
+
+def test_the_core_imports_only_the_standard_library_and_itself() -> None:
+    # __main__.py is `python -m topicmatch`: the command line's entry, not the core.
+    core = [PACKAGE / "__init__.py", *sorted(p for p in PACKAGE.glob("_*.py") if p.name != "__main__.py")]
+    assert len(core) > 20
+    for path in core:
+        for level, module in _imports(path):
+            top = module.split(".", maxsplit=1)[0]
+            if level == 0 and top != "topicmatch":
+                assert top in sys.stdlib_module_names, (path.name, module)
+            else:
+                inner = module.split(".")[1:2] if level == 0 else [top]
+                assert not set(inner) & OUTER, (path.name, module)
