@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 from collections import Counter
 from pathlib import Path
 
@@ -10,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from topicmatch import InvalidTopicError, Matcher
-from topicmatch.spark._generate import ProgressBar, generate
+from topicmatch.spark._generate import generate
 
 pytestmark = pytest.mark.spark
 
@@ -69,13 +68,3 @@ def test_limits(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="--invalid-fraction"):
         generate(tmp_path, 10, 1, invalid_fraction=2)
     assert generate(tmp_path, 0, 0).files == 0
-
-
-def test_progress_bar_without_a_terminal() -> None:
-    out = io.StringIO()
-    bar = ProgressBar("generate", out)
-    for done in range(0, 101, 5):
-        bar(done, 100)
-    lines = out.getvalue().splitlines()
-    assert len(lines) == 11  # one line per tenth
-    assert lines[-1].startswith("generate [##############################] 100% 100/100 messages")

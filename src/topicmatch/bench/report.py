@@ -7,12 +7,11 @@ without its context; ``results.json`` holds the raw figures for anyone who wants
 from __future__ import annotations
 
 import json
-import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
+from .._progress import Progress
 from .machine import machine_info
 
 __all__ = ["Progress", "Report", "fmt_int", "fmt_ns"]
@@ -29,19 +28,6 @@ def fmt_ns(ns: float) -> str:
     if ns < 10_000_000:
         return f"{ns / 1e3:,.1f} µs"
     return f"{ns / 1e6:,.1f} ms"
-
-
-class Progress:
-    """One line per step on stderr, with the elapsed time: long runs show where they are."""
-
-    def __init__(self, label: str, stream: TextIO | None = None) -> None:
-        self.label = label
-        self.stream = sys.stderr if stream is None else stream
-        self.start = time.perf_counter()
-
-    def __call__(self, message: str) -> None:
-        elapsed = time.perf_counter() - self.start
-        print(f"[{self.label} {elapsed:6.1f}s] {message}", file=self.stream, flush=True)
 
 
 class Report:

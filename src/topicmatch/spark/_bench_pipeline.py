@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 
 from topicmatch.bench.machine import machine_info
 
+from .._progress import Progress
 from ._generate import ROW_GROUP_ROWS, generate
 from ._io import write
 from ._naive import naive_route
@@ -47,10 +48,6 @@ QUICK_CASES = (Case("5k x 100", 5_000, 100, True), Case("20k x 1k", 20_000, 1_00
 TARGETS = (("100k x 10k", "speedup", 100.0), ("1M x 1k", "route_msg_per_s", 250_000.0))
 
 
-def _say(err: TextIO, start: float, text: str) -> None:
-    print(f"[pipeline {time.perf_counter() - start:7.1f}s] {text}", file=err, flush=True)
-
-
 def run(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """Run the experiment; 1 if route and the naive join disagree anywhere, else 0."""
     cases = QUICK_CASES if options.quick else CASES
@@ -61,8 +58,8 @@ def run(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         options.master,
         {"spark.driver.memory": "2g", "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"},
     )
-    start = time.perf_counter()
-    results = [_measure(spark, case, out, repeat, naive_repeat, stderr, start) for case in cases]
+    progress = Progress("pipeline", stderr)
+    results = [_measure(spark, case, out, repeat, naive_repeat, progress) for case in cases]
     mismatched = [r["case"] for r in results if r.get("same_deliveries") is False]
     _write_report(out, results, (repeat, naive_repeat), str(spark.sparkContext.master))
     print(f"pipeline: report in {out / 'report.md'}", file=stdout)
@@ -105,9 +102,9 @@ def _checksum(spark: Any, path: Path) -> tuple[int, int, int]:
 
 
 def _measure(
-    spark: Any, case: Case, out: Path, repeat: int, naive_repeat: int, err: TextIO, start: float
+    spark: Any, case: Case, out: Path, repeat: int, naive_repeat: int, progress: Progress
 ) -> dict[str, Any]:
-    _say(err, start, f"{case.name}: data")
+    progress(f"{case.name}: data")
     messages_path, subscriptions_path = _data(out, case)
     table = Subscriptions.read(subscriptions_path)
     messages = spark.read.parquet(str(messages_path))
@@ -122,12 +119,12 @@ def _measure(
     def routed() -> Any:
         return _route(messages, table, "topic", "subscriber", 1 << 20, cache_token=uuid.uuid4().hex)
 
-    _say(err, start, f"{case.name}: route warm-up")
+    progress(f"{case.name}: route warm-up")
     timed(routed, target / "route")
     route_times = []
     for i in range(repeat):
         route_times.append(timed(routed, target / "route"))
-        _say(err, start, f"{case.name}: route run {i + 1}/{repeat}: {route_times[-1]:.2f} s")
+        progress(f"{case.name}: route run {i + 1}/{repeat}: {route_times[-1]:.2f} s")
     route_sum = _checksum(spark, target / "route")
     result: dict[str, Any] = {
         "case": case.name,
@@ -143,13 +140,13 @@ def _measure(
         naive_times = []
         for i in range(naive_repeat):
             naive_times.append(timed(lambda: naive_route(spark, messages, table), target / "naive"))
-            _say(err, start, f"{case.name}: naive run {i + 1}/{naive_repeat}: {naive_times[-1]:.2f} s")
+            progress(f"{case.name}: naive run {i + 1}/{naive_repeat}: {naive_times[-1]:.2f} s")
         result["naive_seconds"] = naive_times
         result["naive_median_s"] = statistics.median(naive_times)
         result["naive_msg_per_s"] = case.messages / result["naive_median_s"]
         result["speedup"] = result["naive_median_s"] / result["route_median_s"]
         result["same_deliveries"] = _checksum(spark, target / "naive") == route_sum
-        _say(err, start, f"{case.name}: same deliveries: {result['same_deliveries']}")
+        progress(f"{case.name}: same deliveries: {result['same_deliveries']}")
     shutil.rmtree(target, ignore_errors=True)
     return result
 

@@ -7,13 +7,15 @@ installed, so PySpark is imported at the top here and nowhere at start-up.
 from __future__ import annotations
 
 import argparse
+import functools
 from typing import TextIO
 
 from pyspark.errors import PySparkException
 
 from .._errors import TopicMatchError
+from .._progress import Progress
 from ..cli._common import UsageError
-from ._generate import ProgressBar, generate
+from ._generate import generate
 from ._io import parse_since, spark_error
 from ._pipeline import RouteJob, run_batch
 from ._session import session
@@ -33,7 +35,7 @@ def run_generate(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) ->
             payload_bytes=options.payload_bytes,
             seed=options.seed,
             invalid_fraction=options.invalid_fraction,
-            progress=ProgressBar("generate", stderr),
+            progress=functools.partial(Progress("generate", stderr).count, unit="messages"),
         )
     except ValueError as error:
         raise UsageError(str(error)) from None

@@ -25,7 +25,6 @@ so a million messages take a couple of seconds.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -236,30 +235,3 @@ def generate(
             progress(start + count, messages)
     subscribers = len(set(owners))
     return Generated(messages_dir, out / "subscriptions.parquet", messages, subscriptions, subscribers, files)
-
-
-class ProgressBar:
-    """A one-line progress bar on a terminal; on anything else, a line every tenth of the way."""
-
-    def __init__(self, label: str, stream: Any, width: int = 30) -> None:
-        self.label = label
-        self.stream = stream
-        self.width = width
-        self.start = time.perf_counter()
-        self.tty = bool(getattr(stream, "isatty", lambda: False)())
-        self.shown = -1
-
-    def __call__(self, done: int, total: int) -> None:
-        fraction = done / total if total else 1.0
-        elapsed = time.perf_counter() - self.start
-        filled = int(fraction * self.width)
-        line = (
-            f"{self.label} [{'#' * filled}{'.' * (self.width - filled)}] {fraction:4.0%} "
-            f"{done:,}/{total:,} messages, {elapsed:.1f} s"
-        )
-        if self.tty:
-            end = "\n" if done >= total else ""
-            print(f"\r{line}", end=end, file=self.stream, flush=True)
-        elif int(fraction * 10) > self.shown:
-            self.shown = int(fraction * 10)
-            print(line, file=self.stream, flush=True)

@@ -30,7 +30,7 @@ from ._io import (
     write,
 )
 from ._route import DEFAULT_MAX_MESSAGE_BYTES, _route, quarantine
-from ._session import Progress
+from ._session import JobProgress
 from ._stats import Counts, StatsParam, top_subscribers
 from ._subscriptions import Subscriptions
 from ._summary import Summary
@@ -124,7 +124,9 @@ def run_batch(
         fs.delete(stale)
     try:
         with (
-            Progress(spark, "routing", lambda: _routed(stats), err) if progress else contextlib.nullcontext()
+            JobProgress(spark, "routing", lambda: _routed(stats), err)
+            if progress
+            else contextlib.nullcontext()
         ):
             write(deliveries, job.deliveries_path, job.format, job.partition_by)
         counts: Counts = stats.value.get((None, table.version)) or Counts(len(table.subscribers))

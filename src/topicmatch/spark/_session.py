@@ -20,7 +20,9 @@ from typing import Any, TextIO
 
 from pyspark.sql import SparkSession
 
-__all__ = ["Progress", "session"]
+from .._progress import Progress
+
+__all__ = ["JobProgress", "session"]
 
 
 def _local(master: str) -> bool:
@@ -94,12 +96,13 @@ def _log_config() -> str:
     return str(path)
 
 
-class Progress:
-    """A background thread printing the running job's progress: tasks done and messages routed.
+class JobProgress:
+    """A background thread reporting the running job: tasks done and messages routed.
 
     ``routed()`` returns (messages, deliveries) so far (from the statistics accumulator, which
-    grows as tasks finish). On a terminal the line is rewritten in place; otherwise a line is
-    printed every ``every`` seconds.
+    grows as tasks finish). Printed through :class:`topicmatch._progress.Progress`: on a
+    terminal the line is rewritten in place twice a second; otherwise a line every ``every``
+    seconds.
     """
 
     def __init__(
@@ -111,24 +114,20 @@ class Progress:
         every: float = 10.0,
     ) -> None:
         self._tracker = spark.sparkContext.statusTracker()
-        self._label = label
         self._routed = routed
-        self._stream = stream
+        self._progress = Progress(label, stream)
         self._every = every
-        self._tty = bool(getattr(stream, "isatty", lambda: False)())
         self._stop = threading.Event()
-        self._start = time.perf_counter()
         self._thread = threading.Thread(target=self._run, name="topicmatch-progress", daemon=True)
 
-    def __enter__(self) -> Progress:
+    def __enter__(self) -> JobProgress:
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
-        if self._tty:
-            print("\r\033[K", end="", file=self._stream, flush=True)
+        self._progress.done()
 
     def line(self) -> str:
         done = total = 0
@@ -141,15 +140,13 @@ class Progress:
             messages, deliveries = self._routed()
         except RuntimeError:  # the accumulator changed while we read it; next time
             messages = deliveries = 0
-        elapsed = time.perf_counter() - self._start
         tasks = f"tasks {done}/{total}, " if total else ""
-        return f"{self._label}: {tasks}{messages:,} messages -> {deliveries:,} deliveries, {elapsed:.0f} s"
+        return f"{tasks}{messages:,} messages -> {deliveries:,} deliveries"
 
     def _run(self) -> None:
+        tty = self._progress.tty
         last = time.perf_counter()
-        while not self._stop.wait(0.5 if self._tty else 1.0):
-            if self._tty:
-                print(f"\r\033[K{self.line()}", end="", file=self._stream, flush=True)
-            elif time.perf_counter() - last >= self._every:
+        while not self._stop.wait(0.5 if tty else 1.0):
+            if tty or time.perf_counter() - last >= self._every:
                 last = time.perf_counter()
-                print(self.line(), file=self._stream, flush=True)
+                self._progress.status(self.line())

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..._progress import Progress
 from ...cli._common import UsageError, require
 
 __all__ = ["add_bench_commands", "parse_size"]
@@ -178,13 +179,6 @@ def _heavy(module: str) -> Any:
     return importlib.import_module(f"topicmatch.bench.latency.{module}")
 
 
-def _progress(stderr: TextIO) -> Any:
-    def say(line: str) -> None:
-        print(f"[latency] {line}", file=stderr, flush=True)
-
-    return say
-
-
 def _run_latency(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
     study = _heavy("_study")
     limits_module = _heavy("_limits")
@@ -235,7 +229,7 @@ def _run_latency(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, std
                 warmup=warmup,
                 timeout=options.timeout,
                 limits=limits,
-                progress=_progress(stderr),
+                progress=Progress("latency", stderr),
             )
     except (limits_module.LimitError, systems_module.SystemUnavailable) as error:
         raise UsageError(str(error)) from None
@@ -285,7 +279,7 @@ def _run_commitlog(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, s
     try:
         with _stop_on_sigterm(_heavy("_load").STOP):
             plan.check()
-            report = commitlog.run_plan(plan, options.out, _progress(stderr))
+            report = commitlog.run_plan(plan, options.out, Progress("commitlog", stderr))
     except (limits_module.LimitError, systems_module.SystemUnavailable) as error:
         raise UsageError(str(error)) from None
     except (OSError, RuntimeError) as error:  # a connection refused, a server error
