@@ -2,7 +2,7 @@
 
 Imported at every start of ``topicmatch``, so it imports nothing heavy: NumPy, hdrh, matplotlib
 and the broker clients are loaded inside the runners, after checking the ``bench`` extra is
-installed (:func:`topicmatch._cliutil.require`).
+installed (:func:`topicmatch.cli._common.require`).
 """
 
 from __future__ import annotations
