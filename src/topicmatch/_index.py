@@ -13,7 +13,7 @@ threads; ``match`` never blocks on a writer and returns the subscribers of one l
 from __future__ import annotations
 
 import abc
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from typing import ClassVar, Final
 
 from ._words import Tokens
@@ -43,11 +43,7 @@ class Index(abc.ABC):
 
         The default adds the pairs one by one; an index that can do better overrides it.
         """
-        added = 0
-        for pattern, tokens, subscribers in items:
-            for subscriber in subscribers:
-                added += self.add(pattern, tokens, subscriber)
-        return added
+        return _pair_by_pair(self.add, items)
 
     @abc.abstractmethod
     def remove(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
@@ -58,11 +54,7 @@ class Index(abc.ABC):
 
         The default removes the pairs one by one; an index that can do better overrides it.
         """
-        removed = 0
-        for pattern, tokens, subscribers in items:
-            for subscriber in subscribers:
-                removed += self.remove(pattern, tokens, subscriber)
-        return removed
+        return _pair_by_pair(self.remove, items)
 
     @abc.abstractmethod
     def match(self, words: list[str]) -> frozenset[Hashable]:
@@ -88,3 +80,8 @@ class Index(abc.ABC):
 
     def _empty_like(self) -> Index:
         return type(self)(self.dollar_rule)
+
+
+def _pair_by_pair(change: Callable[[str, Tokens, Hashable], bool], items: Iterable[Item]) -> int:
+    """``change`` (an index's add or remove) on every pair of ``items``; how many changed."""
+    return sum(change(pattern, tokens, subscriber) for pattern, tokens, subs in items for subscriber in subs)
