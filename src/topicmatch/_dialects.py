@@ -31,6 +31,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Final
 
+from ._algebra import TopicRules, covers, overlaps
 from ._errors import ConfigurationError, InvalidPatternError, InvalidTopicError, shortened
 from ._words import HASH, STAR, Token, Tokens, canonical
 
@@ -59,6 +60,15 @@ _NATS_WHITESPACE = re.compile(r"[ \t\r\n\f\v]")
 # level starts with '$' matches nothing at all. We express that with a first word no topic can
 # have: U+0000 is rejected in every MQTT string, so every algorithm handles it without a rule.
 _NO_TOPIC_HAS_THIS_LEVEL: Final = "\x00$share"
+
+
+def _mqtt_word_ok(word: str) -> bool:
+    """May an MQTT topic have this level? No wildcard character, nothing MQTT strings forbid."""
+    return "+" not in word and "#" not in word and _MQTT_BAD_CHAR.search(word) is None
+
+
+def _any_word(word: str) -> bool:
+    return True
 
 
 class Dialect:
@@ -207,6 +217,42 @@ class Dialect:
             else:
                 tokens.append(token)
         return tuple(tokens)
+
+    # -- pattern algebra -------------------------------------------------------------------
+    def overlaps(self, p: str, q: str) -> bool:
+        """Whether some valid topic is matched by both patterns (a message could reach the
+        subscribers of both). Exact for this dialect: its wildcards, the words a topic may have,
+        MQTT's ``$`` rule and shared subscriptions, ``max_words`` (:mod:`._algebra`). Raises
+        :class:`InvalidPatternError` for an invalid pattern. About O(len(p) x len(q) x their
+        literals) in practice.
+
+        >>> mqtt = make_dialect("mqtt")
+        >>> mqtt.overlaps("a/+/c", "+/b/#"), mqtt.overlaps("$SYS/#", "#"), mqtt.overlaps("a/+", "a")
+        (True, False, False)
+        """
+        return overlaps(self.parse_pattern(p), self.parse_pattern(q), self.topic_rules())
+
+    def covers(self, p: str, q: str) -> bool:
+        """Whether every valid topic that ``q`` matches, ``p`` matches too (an ACL that allows
+        ``p`` allows subscribing to ``q``; a client's ``q`` is redundant beside its ``p``). Exact
+        for this dialect, as :meth:`overlaps`. Raises :class:`InvalidPatternError`.
+
+        >>> mqtt = make_dialect("mqtt")
+        >>> mqtt.covers("a/#", "a/+/b"), mqtt.covers("a/+/b", "a/#"), mqtt.covers("#", "$SYS/x")
+        (True, False, False)
+        """
+        return covers(self.parse_pattern(p), self.parse_pattern(q), self.topic_rules())
+
+    def topic_rules(self) -> TopicRules:
+        """What this dialect allows in a topic, for :mod:`._algebra`."""
+        word_ok: Callable[[str], bool]
+        if self.name == "mqtt":
+            word_ok = _mqtt_word_ok
+        elif self.name == "nats":
+            word_ok = bool  # no empty token (and a pattern's literal has no wildcard)
+        else:
+            word_ok = _any_word
+        return TopicRules(word_ok, self.name == "amqp", self.dollar_rule, self.max_words)
 
     # -- topics --------------------------------------------------------------------------
     def parse_topic(self, topic: str) -> list[str] | None:

@@ -15,6 +15,7 @@ from functools import partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, cast
 
+from ._algebra import overlaps
 from ._by_subscriber import BySubscriber
 from ._cache import ResultCache, cached_lookups
 from ._collector import collector_paused
@@ -118,6 +119,20 @@ class _Reader(Generic[S]):
         not held up meanwhile, and afterwards each write copies the nodes it changes once, as
         after :meth:`Matcher.snapshot`."""
         return {pattern: cast("frozenset[S]", subs) for pattern, _tokens, subs in self._index.items()}
+
+    def overlapping(self, pattern: str) -> dict[str, frozenset[S]]:
+        """The subscriptions that could receive a message together with ``pattern``: those whose
+        pattern overlaps it (:meth:`Dialect.overlaps <topicmatch.Dialect.overlaps>`), as
+        ``{pattern: frozenset(subscribers)}``. O(subscriptions x the pattern pair's search): a
+        scan, for ACL checks and overlap warnings rather than per message. Raises
+        :class:`~topicmatch.InvalidPatternError` for an invalid pattern."""
+        dialect = self._dialect
+        tokens, rules = dialect.parse_pattern(_value(pattern)), dialect.topic_rules()
+        return {
+            other: cast("frozenset[S]", subs)
+            for other, other_tokens, subs in self._index.items()
+            if overlaps(tokens, other_tokens, rules)
+        }
 
     def patterns(self) -> list[str]:
         """The subscribed patterns, sorted (each appears once, whatever its subscriber count)."""

@@ -1,0 +1,95 @@
+"""Pattern algebra against brute force: every pattern of up to three tokens over a small
+alphabet, every pair, checked on every topic of up to six words (the shortest topic two such
+patterns share, or that tells them apart, is shorter)."""
+
+from __future__ import annotations
+
+import itertools
+from functools import cache
+
+import pytest
+
+from topicmatch import InvalidPatternError, Matcher, make_dialect
+
+from .reference import MATCHES
+
+WORDS = ("a", "b", "c")  # "c" stands for every word no pattern names
+LITERALS = ("a", "b")
+SYNTAX = {  # the separator, and the one-word and many-words wildcards of each dialect
+    "amqp": (".", "*", "#"),
+    "mqtt": ("/", "+", "#"),
+    "nats": (".", "*", ">"),
+}
+
+
+def _patterns(dialect: str) -> list[str]:
+    sep, one, many = SYNTAX[dialect]
+    dialect_object = make_dialect(dialect)
+    out = []
+    for length in range(4):
+        for tokens in itertools.product((*LITERALS, one, many, "$x"), repeat=length):
+            if "$x" in tokens[1:]:
+                continue  # '$' matters as the first word only
+            text = sep.join(tokens)
+            for candidate in (text, f"$share/g/{text}") if dialect == "mqtt" else (text,):
+                try:
+                    dialect_object.parse_pattern(candidate)
+                except InvalidPatternError:
+                    continue
+                out.append(candidate)
+    return out
+
+
+def _topics(dialect: str) -> list[str]:
+    sep = SYNTAX[dialect][0]
+    out = [""] if dialect == "amqp" else []
+    for length in range(1, 7):
+        for words in itertools.product(WORDS, repeat=length):
+            out.append(sep.join(words))
+            out.append(sep.join(("$x", *words[1:])))
+    return sorted(set(out))
+
+
+@cache
+def _matched(dialect: str) -> dict[str, frozenset[str]]:
+    matches, topics = MATCHES[dialect], _topics(dialect)
+    return {p: frozenset(t for t in topics if matches(p, t)) for p in _patterns(dialect)}
+
+
+@pytest.mark.parametrize("dialect", sorted(SYNTAX))
+def test_overlaps_and_covers_agree_with_brute_force(dialect: str) -> None:
+    d = make_dialect(dialect)
+    matched = _matched(dialect)
+    assert len(matched) > 40
+    for p, q in itertools.product(matched, repeat=2):
+        assert d.overlaps(p, q) == bool(matched[p] & matched[q]), (p, q)
+        assert d.covers(p, q) == (matched[q] <= matched[p]), (p, q)
+
+
+def test_both_answers_respect_the_word_limit() -> None:
+    assert make_dialect("amqp", max_words=4).overlaps("a.b.#", "#.c.d")  # a.b.c.d
+    assert not make_dialect("amqp", max_words=3).overlaps("a.b.#", "#.c.d")
+    assert make_dialect("nats", max_words=2).covers("*.*", "*.>")  # no topic of three words exists
+    assert not make_dialect("nats", max_words=3).covers("*.*", "*.>")
+
+
+def test_the_rules_each_dialect_adds() -> None:
+    amqp, mqtt, nats = (make_dialect(name) for name in ("amqp", "mqtt", "nats"))
+    assert amqp.overlaps("#", "")  # AMQP's empty routing key
+    assert not nats.overlaps("a.>", "a")  # '>' is one word or more
+    assert mqtt.overlaps("a/#", "a")  # MQTT's '#' matches the parent level
+    assert not mqtt.overlaps("$share/g/$SYS/#", "$SYS/#")  # shared: no '$' topic ever
+    assert mqtt.covers("+/#", "#")  # no MQTT topic has zero levels
+    assert not amqp.covers("*.#", "#")
+    with pytest.raises(InvalidPatternError):
+        mqtt.covers("a/#/b", "a")
+
+
+def test_a_matcher_lists_the_subscriptions_that_overlap_a_pattern() -> None:
+    m = Matcher[str](dialect="mqtt")
+    m.subscribe_many([("a/+", "x"), ("a/b/#", "y"), ("c/#", "z"), ("$SYS/#", "w"), ("#", "v")])
+    assert m.overlapping("a/b") == {"a/+": {"x"}, "a/b/#": {"y"}, "#": {"v"}}
+    assert m.overlapping("$SYS/x") == {"$SYS/#": {"w"}}
+    assert m.snapshot().overlapping("c") == {"c/#": {"z"}, "#": {"v"}}
+    with pytest.raises(InvalidPatternError):
+        m.overlapping("a/#/b")
