@@ -23,6 +23,7 @@ from ._errors import (
     UnknownTopicError,
 )
 from ._matcher import ALGORITHMS, DEFAULT_CACHE_SIZE, Matcher, MatcherSnapshot
+from ._topic_index import TopicIndex
 
 __all__ = [
     "ALGORITHMS",
@@ -36,6 +37,7 @@ __all__ = [
     "InvalidTopicError",
     "Matcher",
     "MatcherSnapshot",
+    "TopicIndex",
     "TopicMatchError",
     "UnknownTopicError",
     "make_dialect",
@@ -55,6 +57,7 @@ for _public in (
     UnknownTopicError,
     Matcher,
     MatcherSnapshot,
+    TopicIndex,
     Dialect,
 ):
     _public.__module__ = __name__
