@@ -1,0 +1,1 @@
+"""Drop-in adapters: the interfaces of other libraries over topicmatch's matchers."""
