@@ -283,7 +283,7 @@ class ResultCache:
             elif token is STAR:
                 stack.extend((child, i + 1) for child in children(node))
             else:
-                child = node.children.get(token)  # type: ignore[arg-type]
+                child = node.children.get(token)
                 if child is not None:
                     stack.append((child, i + 1))
         self.last_walk = steps

@@ -90,7 +90,7 @@ class _CNode:
             return self.star
         if token is HASH:
             return self.hash
-        return self.children.get(token)  # type: ignore[arg-type]
+        return self.children.get(token)
 
     def with_child(self, token: Token, inode: _INode | None) -> _CNode:
         children, star, hash_ = self.children, self.star, self.hash
@@ -101,9 +101,9 @@ class _CNode:
         else:
             children = dict(children)
             if inode is None:
-                del children[token]  # type: ignore[arg-type]
+                del children[token]
             else:
-                children[token] = inode  # type: ignore[index]
+                children[token] = inode
         return _CNode(children, star, hash_, self.is_hash, self.by_pattern)
 
     def with_pattern(self, pattern: str, subscribers: frozenset[Hashable]) -> _CNode:

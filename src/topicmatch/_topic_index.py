@@ -16,11 +16,11 @@ lock for writers and readers alike (a lookup copies out what it found under the 
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable, Iterator
+from collections.abc import Iterator
 from typing import Generic, TypeVar
 
 from ._dialects import make_dialect
-from ._words import HASH, STAR
+from ._words import HASH, STAR, Tokens
 
 __all__ = ["TopicIndex"]
 
@@ -139,7 +139,7 @@ class TopicIndex(Generic[V]):
                 out[node.topic] = node.value  # type: ignore[index, assignment]
         return out
 
-    def _walk(self, tokens: tuple[Hashable, ...], dollar: bool) -> Iterator[_Node]:
+    def _walk(self, tokens: Tokens, dollar: bool) -> Iterator[_Node]:
         """The nodes holding a topic that ``tokens`` match: a walk over (node, position) pairs,
         each visited once (a '#' followed by more tokens could reach a pair twice)."""
         n = len(tokens)
@@ -165,7 +165,7 @@ class TopicIndex(Generic[V]):
             elif token is STAR:
                 stack.extend((child, i + 1) for _word, child in children)
             else:
-                child = node.children.get(str(token))  # a literal: str already
+                child = node.children.get(token)
                 if child is not None:
                     stack.append((child, i + 1))
         self.last_walk = len(seen)

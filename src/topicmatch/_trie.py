@@ -130,7 +130,7 @@ class TrieIndex(Index):
         while i < n:
             token = tokens[i]
             # node.child(token), inlined: writes walk every level of the pattern.
-            nxt = node.star if token is STAR else node.hash if token is HASH else node.children.get(token)  # type: ignore[arg-type]
+            nxt = node.star if token is STAR else node.hash if token is HASH else node.children.get(token)
             if nxt is None:
                 break
             node = nxt
@@ -168,7 +168,7 @@ class TrieIndex(Index):
         node = self._root
         path: list[Node] = [node]
         for token in tokens:
-            nxt = node.star if token is STAR else node.hash if token is HASH else node.children.get(token)  # type: ignore[arg-type]
+            nxt = node.star if token is STAR else node.hash if token is HASH else node.children.get(token)
             if nxt is None:
                 return 0
             path.append(nxt)
@@ -207,7 +207,7 @@ class TrieIndex(Index):
             node = self._root = node.copy(gen)
         path = [node]
         for token in tokens[:depth]:
-            child = node.star if token is STAR else node.hash if token is HASH else node.children[token]  # type: ignore[index]
+            child = node.star if token is STAR else node.hash if token is HASH else node.children[token]
             assert child is not None, "the caller walked this path"
             if child.gen is not gen:
                 child = child.copy(gen)

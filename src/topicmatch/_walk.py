@@ -106,9 +106,9 @@ class Node:
         elif token is HASH:
             self.hash = node
         elif node is None:
-            del self.children[token]  # type: ignore[arg-type]
+            del self.children[token]
         else:
-            self.children[token] = node  # type: ignore[index]
+            self.children[token] = node
 
     def is_empty(self) -> bool:
         return not self.by_pattern and not self.children and self.star is None and self.hash is None
