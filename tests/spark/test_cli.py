@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import stat
+import tempfile
 from pathlib import Path
 
 import pyarrow as pa
@@ -12,7 +15,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from topicmatch.cli import main
-from topicmatch.spark import Subscriptions
+from topicmatch.spark import Subscriptions, _session
 
 from .helpers import expected_deliveries, pairs_of
 
@@ -246,3 +249,51 @@ def test_generator_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
         ],
     )
     assert line == "topicmatch: --payload-bytes must be between 0 and 65,536, not 100,000,000"
+
+
+def test_only_what_topicmatch_wrote_is_replaced(
+    data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --overwrite no output is replaced (a summary or quarantine left alone counts); with
+    it, a path holding something the tool did not write is refused, and nothing is deleted."""
+    base = [
+        "route",
+        "--messages",
+        str(data / "messages"),
+        "--subscriptions",
+        str(data / "subscriptions.parquet"),
+    ]
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "summary.json").write_text('{"mode": "batch"}\n')
+    line = _err(capsys, [*base, "--out", str(out)])
+    assert line == f"topicmatch: {out}/summary.json already exists; pass --overwrite to replace it"
+    assert (out / "summary.json").exists()
+    (out / "quarantine").mkdir()
+    (out / "quarantine" / "notes.txt").write_text("mine")
+    line = _err(capsys, [*base, "--out", str(out), "--overwrite"])
+    assert line.startswith(f"topicmatch: {out}/quarantine/notes.txt was not written by topicmatch")
+    assert (out / "quarantine" / "notes.txt").read_text() == "mine"
+    assert (out / "summary.json").exists()  # checked before anything was deleted
+    (out / "quarantine" / "notes.txt").unlink()
+    assert _route(data, out, "--overwrite")[0] == 0
+    assert _route(data, out, "--overwrite")[0] == 0  # its own output it replaces
+
+
+def test_the_log_settings_file_is_private_and_never_a_planted_one(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    planted = Path(tempfile.gettempdir()) / f"topicmatch-log4j2-{os.getuid()}.properties"
+    made = not planted.exists() and not planted.is_symlink()
+    if made:  # the name the old code used: a link another user could have put there
+        planted.symlink_to(victim)
+    try:
+        path = Path(_session._log_config())
+        assert path != planted
+        assert path == Path(_session._log_config())  # once per process
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        assert path.read_text() == _session._LOG4J2
+        assert victim.read_text() == "precious"
+    finally:
+        if made:
+            planted.unlink()

@@ -200,3 +200,17 @@ def test_a_running_stream_switches_version_between_batches(
     first, _ = expected_deliveries(Subscriptions.from_pairs(V1), rows_of(log, range(1)))
     second, _ = expected_deliveries(Subscriptions.from_pairs(V2), rows_of(log, range(1, 2)))
     assert got == first | second
+
+
+def test_overwrite_deletes_no_checkpoint_it_did_not_write(log: pa.Table, tmp_path: Path) -> None:
+    subs, inbox, out, ckpt = tmp_path / "s.tsv", tmp_path / "in", tmp_path / "out", tmp_path / "ckpt"
+    write_subs(subs, V1)
+    drop(inbox, log, 0)
+    ckpt.mkdir()
+    (ckpt / "notes.txt").write_text("mine")
+    code, _ = stream(subs, inbox, out, ckpt, "--overwrite")
+    assert code == 2
+    assert (ckpt / "notes.txt").read_text() == "mine"
+    (ckpt / "notes.txt").unlink()
+    assert stream(subs, inbox, out, ckpt, "--overwrite")[0] == 0
+    assert stream(subs, inbox, out, ckpt, "--overwrite")[0] == 0  # its own checkpoint it replaces

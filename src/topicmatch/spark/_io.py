@@ -10,6 +10,7 @@ line of Spark's own message.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from typing import Any
 
@@ -84,6 +85,16 @@ def spark_error(error: BaseException) -> str:
     return lines[0] if lines else type(error).__name__
 
 
+#: Names Spark writes in an output directory: data files, markers, checksums, partitions.
+_OUTPUT_NAME = re.compile(r"part-.*|_SUCCESS|_spark_metadata|_temporary|\..*\.crc|[^=]+=.*")
+#: The streaming queries of ``route --stream``, each with its checkpoint under the checkpoint
+#: directory, and the files the stream keeps beside them.
+_STREAM_QUERIES = frozenset({"deliveries", "quarantine"})
+_CHECKPOINT_FILES = frozenset({"batches.jsonl", ".batches.jsonl.crc"})
+#: What Structured Streaming keeps in one query's checkpoint.
+_QUERY_CHECKPOINT = frozenset({"metadata", ".metadata.crc", "offsets", "commits", "sources", "state"})
+
+
 class FileSystem:
     """Hadoop's file system through the JVM: the same calls for local paths, HDFS or S3."""
 
@@ -107,6 +118,45 @@ class FileSystem:
     def delete(self, path: str) -> None:
         fs, jpath = self._fs(path)
         fs.delete(jpath, True)
+
+    def foreign(self, path: str, kind: str) -> str | None:
+        """What in ``path`` this tool did not write (a name inside it, or the path itself), or
+        None when ``path`` is absent or holds only what a job writes there: ``kind`` ``output``
+        (a directory of Spark's data files), ``summary`` (the summary file) or ``checkpoint``
+        (the streaming queries' checkpoints). A path is deleted only after this said None."""
+        if not self.exists(path):
+            return None
+        if kind == "summary":
+            text = "" if self.is_dir(path) else self.read_text(path)
+            try:
+                summary = json.loads(text or "")
+            except ValueError:
+                summary = None
+            return None if isinstance(summary, dict) and "mode" in summary else path
+        if not self.is_dir(path):
+            return path
+        if kind == "output":
+            return self._foreign_in(path, _OUTPUT_NAME, depth=8)
+        for name in self.names(path):  # a checkpoint: one directory per query, and the batch log
+            inner = f"{path}/{name}"
+            if name in _STREAM_QUERIES and self.is_dir(inner):
+                odd = [n for n in self.names(inner) if n not in _QUERY_CHECKPOINT]
+                if odd or "metadata" not in self.names(inner):
+                    return f"{inner}/{odd[0]}" if odd else inner
+            elif name not in _CHECKPOINT_FILES:
+                return inner
+        return None
+
+    def _foreign_in(self, path: str, allowed: re.Pattern[str], depth: int) -> str | None:
+        for name in self.names(path):
+            inner = f"{path}/{name}"
+            if not allowed.fullmatch(name):
+                return inner
+            if "=" in name and depth > 0 and self.is_dir(inner):  # a partition's directory
+                odd = self._foreign_in(inner, allowed, depth - 1)
+                if odd is not None:
+                    return odd
+        return None
 
     def names(self, path: str) -> list[str]:
         """The names in a directory (sorted), or [] when it does not exist."""

@@ -102,6 +102,22 @@ def _routed(stats: Any) -> tuple[int, int]:
     return sum(c.messages for c in values), sum(c.deliveries for c in values)
 
 
+def clear_outputs(fs: FileSystem, paths: dict[str, str], overwrite: bool) -> None:
+    """Refuse, before anything is deleted, to replace an output without ``--overwrite`` or one
+    that holds something this tool did not write (``paths``: path -> kind, see
+    :meth:`FileSystem.foreign`). The caller then deletes the paths."""
+    existing = [path for path in paths if fs.exists(path)]
+    if existing and not overwrite:
+        raise SparkPipelineError(f"{existing[0]} already exists; pass --overwrite to replace it")
+    for path, kind in paths.items():
+        odd = fs.foreign(path, kind)
+        if odd is not None:
+            raise SparkPipelineError(
+                f"{odd} was not written by topicmatch; --overwrite replaces only what it wrote: "
+                f"move it away or choose another output"
+            )
+
+
 def run_batch(
     spark: SparkSession, job: RouteJob, err: TextIO, progress: bool = True, table: Subscriptions | None = None
 ) -> Summary:
@@ -115,13 +131,13 @@ def run_batch(
     fs = FileSystem(spark)
     frame, _ = read_messages(spark, job.messages, job.messages_format)
     frame = select_messages(frame, job.from_offset, job.since)
-    if fs.exists(job.deliveries_path) and not job.overwrite:
-        raise SparkPipelineError(f"{job.deliveries_path} already exists; pass --overwrite to replace it")
+    outputs = {job.deliveries_path: "output", job.quarantine_path: "output", job.summary_path: "summary"}
+    clear_outputs(fs, outputs, job.overwrite)
     stats = spark.sparkContext.accumulator({}, StatsParam())
     deliveries = _route(frame, table, job.topic_col, "subscriber", job.max_message_bytes, stats=stats)
     check_output_format(deliveries.schema, job.format)
-    for stale in (job.deliveries_path, job.quarantine_path, job.summary_path):
-        fs.delete(stale)
+    for stale in outputs:
+        fs.delete(stale)  # checked by clear_outputs: written by this tool, and --overwrite given
     try:
         with (
             JobProgress(spark, "routing", lambda: _routed(stats), err)

@@ -9,13 +9,15 @@ calls the command line in-process) is reused.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import functools
 import os
 import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any, TextIO
 
 from pyspark.sql import SparkSession
@@ -88,12 +90,21 @@ appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
 """
 
 
+@functools.cache
 def _log_config() -> str:
-    """A log4j2 file for the driver JVM (written once to the temp directory: the JVM needs a path)."""
-    path = Path(tempfile.gettempdir()) / f"topicmatch-log4j2-{os.getuid()}.properties"
-    if not path.exists() or path.read_text() != _LOG4J2:
-        path.write_text(_LOG4J2)
-    return str(path)
+    """A log4j2 file for the driver JVM, which takes a path: made once per process by mkstemp
+    (a new file of this user's, mode 0600, created exclusively, so never a file or link another
+    user planted in the shared temp directory) and removed when the process exits."""
+    handle, path = tempfile.mkstemp(prefix="topicmatch-log4j2-", suffix=".properties")
+    with os.fdopen(handle, "w", encoding="utf-8") as file:
+        file.write(_LOG4J2)
+    atexit.register(_remove, path)
+    return path
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
 
 
 class JobProgress:

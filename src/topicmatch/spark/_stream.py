@@ -39,7 +39,7 @@ from ._io import (
     stream_schema,
     writer_options,
 )
-from ._pipeline import RouteJob
+from ._pipeline import RouteJob, clear_outputs
 from ._route import _route
 from ._stats import Counts, StatsParam, top_subscribers
 from ._subscriptions import Subscriptions, fingerprint
@@ -127,8 +127,15 @@ class StreamRouter:
     def _prepare_outputs(self) -> None:
         job, fs = self.job, self._fs
         if job.overwrite:
-            for path in (job.deliveries_path, job.quarantine_path, job.summary_path, self.checkpoint):
-                fs.delete(path)
+            outputs = {
+                job.deliveries_path: "output",
+                job.quarantine_path: "output",
+                job.summary_path: "summary",
+                self.checkpoint: "checkpoint",
+            }
+            clear_outputs(fs, outputs, overwrite=True)
+            for path in outputs:
+                fs.delete(path)  # checked by clear_outputs: written by this tool
         elif fs.exists(job.deliveries_path) and not fs.exists(f"{self.checkpoint}/deliveries"):
             raise SparkPipelineError(
                 f"{job.deliveries_path} exists but {self.checkpoint} holds no checkpoint for it; "
