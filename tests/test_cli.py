@@ -155,3 +155,11 @@ def test_extras_table_mirrors_pyproject() -> None:
         requirements = project["project"]["optional-dependencies"][extra]
         names = {req.split(">")[0].split("<")[0].split("=")[0].strip() for req in requirements}
         assert set(modules) == {import_name.get(name, name) for name in names}, extra
+
+
+def test_an_empty_amqp_pattern_is_the_empty_routing_key(tmp_path: Path) -> None:
+    subs = tmp_path / "subs.tsv"
+    subs.write_text("\tempty-key\n", encoding="utf-8")
+    code, out = _run(["match", str(subs), ""])
+    assert code == 0
+    assert out.splitlines() == ["\tempty-key"]

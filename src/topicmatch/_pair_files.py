@@ -8,8 +8,9 @@ The rule, for both formats:
 * A first line that has fields named ``pattern`` and ``subscriber`` is a header: it says which
   columns they are (other columns are allowed and ignored, and every line then has the header's
   number of fields). Without a header a line has exactly two fields, the pattern first.
-* A pattern or subscriber that is empty, or that starts or ends with whitespace, is an error:
-  such a line would silently match nothing, or deliver to a name nobody uses. Every error names
+* An empty subscriber, or a pattern or subscriber that starts or ends with whitespace, is an
+  error: such a line would silently match nothing, or deliver to a name nobody uses. (An empty
+  pattern is the dialect's to judge: AMQP's matches the empty routing key.) Every error names
   the file and the line.
 """
 
@@ -56,9 +57,9 @@ def read_pairs(
             expected = f"{width} fields, as the header" if width != 2 else f"2 fields ({layout})"
             raise error(f"{where}: expected {expected}, found {len(row)}")
         pattern, subscriber = row[p], row[s]
+        if not subscriber:
+            raise error(f"{where}: the subscriber is empty")
         for what, value in (("pattern", pattern), ("subscriber", subscriber)):
-            if not value:
-                raise error(f"{where}: the {what} is empty")
             if value != value.strip():
                 raise error(f"{where}: the {what} {value!r} starts or ends with whitespace")
         yield reader.line_num, pattern, subscriber
