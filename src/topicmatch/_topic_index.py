@@ -143,14 +143,20 @@ class TopicIndex(Generic[V]):
         """The nodes holding a topic that ``tokens`` match: a walk over (node, position) pairs,
         each visited once (a '#' followed by more tokens could reach a pair twice)."""
         n = len(tokens)
-        seen: set[tuple[int, int]] = set()
+        # Only a '#' followed by more tokens can reach a pair twice; otherwise every pair is
+        # reached by one path, and the walk keeps no set (a filter matching most of the store
+        # would pay for one entry per node).
+        seen: set[tuple[int, int]] | None = set() if HASH in tokens[:-1] else None
+        walked = 0
         stack = [(self._root, 0)]
         while stack:
             node, i = stack.pop()
-            key = (id(node), i)
-            if key in seen:
-                continue
-            seen.add(key)
+            if seen is not None:
+                key = (id(node), i)
+                if key in seen:
+                    continue
+                seen.add(key)
+            walked += 1
             if i == n:
                 if node.value is not _NONE:
                     yield node
@@ -168,4 +174,4 @@ class TopicIndex(Generic[V]):
                 child = node.children.get(token)
                 if child is not None:
                     stack.append((child, i + 1))
-        self.last_walk = len(seen)
+        self.last_walk = walked
