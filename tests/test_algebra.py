@@ -8,10 +8,13 @@ import itertools
 from functools import cache
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from topicmatch import InvalidPatternError, Matcher, make_dialect
+from topicmatch import InvalidPatternError, Matcher, _algebra, make_dialect
 
 from .reference import MATCHES
+from .strategies import PATTERNS
 
 WORDS = ("a", "b", "c")  # "c" stands for every word no pattern names
 LITERALS = ("a", "b")
@@ -93,3 +96,36 @@ def test_a_matcher_lists_the_subscriptions_that_overlap_a_pattern() -> None:
     assert m.snapshot().overlapping("c") == {"c/#": {"z"}, "#": {"v"}}
     with pytest.raises(InvalidPatternError):
         m.overlapping("a/#/b")
+
+
+@pytest.mark.parametrize("dialect", sorted(SYNTAX))
+@given(data=st.data())
+def test_the_tries_walk_finds_what_a_scan_finds(dialect: str, data: st.DataObject) -> None:
+    """Matcher.overlapping on the trie (a walk of the branches) against the naive algorithm's
+    (a scan with Dialect.overlaps, itself checked against brute force above)."""
+    patterns = data.draw(st.lists(PATTERNS[dialect](), max_size=10))
+    walked, scanned = Matcher("trie", dialect), Matcher("naive", dialect)
+    for i, pattern in enumerate(patterns):
+        walked.subscribe(pattern, i)
+        scanned.subscribe(pattern, i)
+    for _ in range(3):
+        query = data.draw(PATTERNS[dialect]())
+        assert walked.overlapping(query) == scanned.overlapping(query), query
+
+
+def test_a_literal_pattern_walks_its_branch_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The trie's walk tries the words q allows: a literal pattern's walk reads no other branch."""
+    m = Matcher[int]("trie", "mqtt")
+    m.subscribe_many((f"devices/d{i}/cmd", i) for i in range(5_000))
+    m.subscribe("+/d42/#", -1)
+    tried: list[int] = []
+    real = _algebra._words_to_try
+
+    def counted(*args: object) -> list[object]:
+        words = real(*args)  # type: ignore[arg-type]
+        tried.append(len(words))
+        return words  # type: ignore[return-value]
+
+    monkeypatch.setattr(_algebra, "_words_to_try", counted)
+    assert m.overlapping("devices/d42/cmd") == {"devices/d42/cmd": {42}, "+/d42/#": {-1}}
+    assert sum(tried) <= 10

@@ -25,10 +25,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ._words import HASH, STAR, Tokens
 
-__all__ = ["TopicRules", "covers", "overlaps"]
+if TYPE_CHECKING:  # the trie's node: only its attributes are read here (and _walk imports us)
+    from ._walk import Node
+
+__all__ = ["TopicRules", "covers", "overlapping_in_trie", "overlaps"]
 
 
 @dataclass(frozen=True)
@@ -138,3 +142,85 @@ def _step(
             elif token is STAR or token == word:
                 after.add(i + 1)
     return _closure(tokens, after)
+
+
+def overlapping_in_trie(root: Node, q: Tokens, rules: TopicRules) -> list[Node]:
+    """The nodes of a subscription trie (:mod:`._walk`) holding patterns that overlap ``q``.
+
+    The search of :func:`_search` with a trie on one side: a state is (a trie node, the positions
+    q may be at), and a word leads from a node to the nodes the trie's lookup walk would reach
+    with it (its literal child, its ``*`` child, itself if it is a ``#`` node, and the ``#``
+    children of those). From a state whose q positions admit only literals, only those literal
+    children are followed: a filter with literal words visits its branch of the trie, not the
+    trie. Cost: the (node, positions) pairs reached, at most the trie's nodes times the position
+    sets of q.
+    """
+    if _matches_nothing(q, rules):
+        return []
+    found: dict[int, Node] = {}
+    start_positions = _closure(q, {0})
+    layer: list[tuple[Node, frozenset[int]]] = [(root, start_positions)]
+    if root.hash is not None:
+        layer.append((root.hash, start_positions))
+    if rules.empty_topic and len(q) in start_positions:
+        found.update((id(node), node) for node, _ in layer if node.by_pattern)
+    seen = set()
+    for depth in range(rules.max_words):
+        following: list[tuple[Node, frozenset[int]]] = []
+        for node, positions in layer:
+            for word in _words_to_try(node, q, positions, depth, rules):
+                after = _step(q, positions, word, depth, rules)
+                if not after:
+                    continue
+                accepted = len(q) in after
+                for nxt in _trie_step(root, node, word, depth, rules):
+                    key = (id(nxt), after)
+                    if accepted and nxt.by_pattern:
+                        found[id(nxt)] = nxt
+                    if key not in seen:
+                        seen.add(key)
+                        following.append((nxt, after))
+        if not following:
+            break
+        layer = following
+    return list(found.values())
+
+
+def _words_to_try(
+    node: Node, q: Tokens, positions: frozenset[int], depth: int, rules: TopicRules
+) -> list[Symbol]:
+    """The words that can lead anywhere from (node, positions): q's literals at its positions,
+    and, where q has a wildcard there, the node's literal children and one word nobody names."""
+    literals: set[str] = set()
+    wild = False
+    for i in positions:
+        token = q[i] if i < len(q) else None
+        if isinstance(token, str):
+            literals.add(token)
+        elif token is not None:
+            wild = True
+    words: list[Symbol] = [w for w in literals if rules.word_ok(w)]
+    if wild:
+        words += [w for w in node.children if w not in literals and rules.word_ok(w)]
+        words.append(_OTHER)
+        if depth == 0 and rules.dollar_rule:
+            words.append(_OTHER_DOLLAR)
+    return words
+
+
+def _trie_step(root: Node, node: Node, word: Symbol, depth: int, rules: TopicRules) -> list[Node]:
+    """The trie nodes one word leads to from ``node``, as the lookup walk (:func:`._walk.step`)."""
+    literal = node.children.get(word) if isinstance(word, str) else None
+    dollar = word.dollar if isinstance(word, _Other) else word.startswith("$")
+    if depth == 0 and rules.dollar_rule and dollar:
+        # MQTT: a '$' first word takes the root's literal branch only (no '+' or '#' there).
+        children = [literal] if node is root else []
+    else:
+        children = [literal, node.star]
+    out = [node] if node.is_hash and not (depth == 0 and rules.dollar_rule and dollar) else []
+    for child in children:
+        if child is not None:
+            out.append(child)
+            if child.hash is not None:
+                out.append(child.hash)
+    return out

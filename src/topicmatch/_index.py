@@ -16,6 +16,7 @@ import abc
 from collections.abc import Callable, Hashable, Iterable
 from typing import ClassVar, Final
 
+from ._algebra import TopicRules, overlaps
 from ._words import Tokens
 
 __all__ = ["EMPTY", "Index", "Item"]
@@ -59,6 +60,13 @@ class Index(abc.ABC):
     @abc.abstractmethod
     def match(self, words: list[str]) -> frozenset[Hashable]:
         """The subscribers of every pattern matching the topic's words."""
+
+    def overlapping(self, tokens: Tokens, rules: TopicRules) -> list[tuple[str, frozenset[Hashable]]]:
+        """(pattern, subscribers) of every pattern that overlaps ``tokens`` (:mod:`._algebra`).
+
+        The default scans every pattern; the trie walks only the branches the pattern reaches.
+        """
+        return [(pattern, subs) for pattern, other, subs in self.items() if overlaps(tokens, other, rules)]
 
     @abc.abstractmethod
     def items(self) -> list[Item]:

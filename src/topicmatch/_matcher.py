@@ -15,7 +15,6 @@ from functools import partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, cast
 
-from ._algebra import overlaps
 from ._by_subscriber import BySubscriber
 from ._cache import ResultCache, cached_lookups
 from ._collector import collector_paused
@@ -123,15 +122,15 @@ class _Reader(Generic[S]):
     def overlapping(self, pattern: str) -> dict[str, frozenset[S]]:
         """The subscriptions that could receive a message together with ``pattern``: those whose
         pattern overlaps it (:meth:`Dialect.overlaps <topicmatch.Dialect.overlaps>`), as
-        ``{pattern: frozenset(subscribers)}``. O(subscriptions x the pattern pair's search): a
-        scan, for ACL checks and overlap warnings rather than per message. Raises
+        ``{pattern: frozenset(subscribers)}``. On the trie and the default a walk of the
+        branches the pattern can reach (a pattern with literal words costs its branch, not the
+        table); elsewhere a scan of every pattern. Raises
         :class:`~topicmatch.InvalidPatternError` for an invalid pattern."""
         dialect = self._dialect
-        tokens, rules = dialect.parse_pattern(_value(pattern)), dialect.topic_rules()
+        tokens = dialect.parse_pattern(_value(pattern))
         return {
             other: cast("frozenset[S]", subs)
-            for other, other_tokens, subs in self._index.items()
-            if overlaps(tokens, other_tokens, rules)
+            for other, subs in self._index.overlapping(tokens, dialect.topic_rules())
         }
 
     def patterns(self) -> list[str]:

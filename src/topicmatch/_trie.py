@@ -24,6 +24,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Hashable, Iterable
 
+from ._algebra import TopicRules, overlapping_in_trie
 from ._dfa import DFA, LEARN_AFTER, MAX_BYTES, PROBATION
 from ._errors import TopicMatchError
 from ._index import Index, Item
@@ -294,6 +295,12 @@ class TrieIndex(Index):
             frozen._readonly = True
             self._gen = object()
         return frozen
+
+    def overlapping(self, tokens: Tokens, rules: TopicRules) -> list[tuple[str, frozenset[Hashable]]]:
+        """The patterns that overlap ``tokens``, by a walk of an O(1) snapshot's branches that the
+        pattern can reach (:func:`._algebra.overlapping_in_trie`), not a scan."""
+        root = self._root if self._readonly else self.snapshot()._root
+        return [item for node in overlapping_in_trie(root, tokens, rules) for item in node.items()]
 
     def items(self) -> list[Item]:
         """A consistent copy, walked outside the writers' lock: from an O(1) snapshot."""
