@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
+import shutil
 from typing import TextIO
 
 from pyspark.errors import PySparkException
@@ -60,6 +62,32 @@ def _conf(pairs: list[str]) -> dict[str, str]:
     return conf
 
 
+def _local(path: str) -> bool:
+    """A path on this machine's file system (no ``scheme://``; ``file:`` counts as local)."""
+    return "://" not in path or path.startswith("file:")
+
+
+def _check_before_spark(job: RouteJob, stream: bool) -> None:
+    """What fails without a JVM: Java itself, a missing local message path, a local output that
+    is there already without --overwrite (the JVM took 20-35 s to say so)."""
+    if (
+        "PYSPARK_GATEWAY_PORT" not in os.environ
+        and not os.environ.get("JAVA_HOME")
+        and not shutil.which("java")
+    ):
+        raise UsageError(
+            "Spark needs Java 17: install it (Debian: apt-get install openjdk-17-jre-headless) "
+            "or set JAVA_HOME"
+        )
+    messages = job.messages.removeprefix("file:")
+    if _local(job.messages) and not os.path.exists(messages):
+        raise UsageError(f"cannot read messages {job.messages}: no such file or directory")
+    if not stream and not job.overwrite and _local(job.out):
+        for path in (job.deliveries_path, job.quarantine_path, job.summary_path):
+            if os.path.exists(path.removeprefix("file:")):
+                raise UsageError(f"{path} already exists; pass --overwrite to replace it")
+
+
 def run_route(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """``topicmatch route``: batch or stream; the summary on stdout, progress on stderr."""
     if options.stream and not options.checkpoint:
@@ -93,7 +121,8 @@ def run_route(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> in
             overwrite=options.overwrite,
             top=options.top,
         )
-        # Validate the subscriptions before starting a JVM: a bad pattern fails in a second.
+        # Check what can be checked before starting a JVM: each of these fails in a second.
+        _check_before_spark(job, stream=options.stream)
         table = job.load_subscriptions()
         for where, pattern, reason in table.skipped[:10]:
             print(f"topicmatch: skipped {where}: {pattern!r}: {reason}", file=stderr)

@@ -25,6 +25,7 @@ from pyspark.sql.types import (
     IntegralType,
     MapType,
     StringType,
+    StructField,
     StructType,
     TimestampNTZType,
     TimestampType,
@@ -38,6 +39,7 @@ __all__ = [
     "SPARK_ERRORS",
     "FileSystem",
     "check_output_format",
+    "csv_topics",
     "detect_format",
     "parse_since",
     "read_messages",
@@ -206,14 +208,31 @@ def _reader_options(fmt: str) -> dict[str, str]:
     return {"header": "true", "inferSchema": "true"} if fmt == "csv" else {}
 
 
-def read_messages(spark: SparkSession, path: str, fmt: str = "auto") -> tuple[DataFrame, str]:
-    """The messages at ``path`` (a file or a directory of files) and the format they were read in."""
+def read_messages(
+    spark: SparkSession, path: str, fmt: str = "auto", topic_col: str = "topic"
+) -> tuple[DataFrame, str]:
+    """The messages at ``path`` (a file or a directory of files) and the format they were read in.
+
+    CSV: the topic column is read as text whatever it looks like (schema inference made
+    ``1.5``, a valid AMQP key, a number), and an empty one is the empty topic (CSV has no null:
+    Spark's null there is an empty field, which for AMQP is the valid zero-word key).
+    """
     fs = FileSystem(spark)
     if not fs.exists(path):
         raise MessagesError(f"cannot read messages {path}: no such file or directory")
     fmt = detect_format(fs, path, fmt)
     try:
         frame = spark.read.format(fmt).options(**_reader_options(fmt)).load(path)
+        if fmt == "csv" and topic_col in frame.columns:
+            schema = StructType(
+                [
+                    StructField(f.name, StringType(), f.nullable) if f.name == topic_col else f
+                    for f in frame.schema.fields
+                ]
+            )
+            frame = csv_topics(
+                spark.read.format(fmt).options(header="true").schema(schema).load(path), topic_col
+            )
     except SPARK_ERRORS as error:
         raise MessagesError(f"cannot read messages {path} as {fmt}: {spark_error(error)}") from None
     if not frame.columns:
@@ -221,9 +240,16 @@ def read_messages(spark: SparkSession, path: str, fmt: str = "auto") -> tuple[Da
     return frame, fmt
 
 
-def stream_schema(spark: SparkSession, path: str, fmt: str) -> StructType:
+def csv_topics(frame: DataFrame, topic_col: str) -> DataFrame:
+    """A CSV log's topic column with its empty fields as the empty topic (see read_messages)."""
+    if topic_col not in frame.columns:
+        return frame
+    return frame.withColumn(topic_col, F.coalesce(F.col(topic_col), F.lit("")))
+
+
+def stream_schema(spark: SparkSession, path: str, fmt: str, topic_col: str = "topic") -> StructType:
     """The schema a file stream over ``path`` uses: that of the files already there."""
-    frame, _ = read_messages(spark, path, fmt)
+    frame, _ = read_messages(spark, path, fmt, topic_col)
     return frame.schema
 
 

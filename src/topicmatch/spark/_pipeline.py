@@ -129,7 +129,7 @@ def run_batch(
     if table is None:
         table = job.load_subscriptions()  # an invalid pattern stops everything here, before any work
     fs = FileSystem(spark)
-    frame, _ = read_messages(spark, job.messages, job.messages_format)
+    frame, _ = read_messages(spark, job.messages, job.messages_format, job.topic_col)
     frame = select_messages(frame, job.from_offset, job.since)
     outputs = {job.deliveries_path: "output", job.quarantine_path: "output", job.summary_path: "summary"}
     clear_outputs(fs, outputs, job.overwrite)

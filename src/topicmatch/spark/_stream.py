@@ -33,6 +33,7 @@ from ._io import (
     SPARK_ERRORS,
     FileSystem,
     check_output_format,
+    csv_topics,
     detect_format,
     select_messages,
     spark_error,
@@ -104,13 +105,16 @@ class StreamRouter:
                 f"--stream reads a directory of message files; {job.messages} is not a directory"
             )
         fmt = detect_format(fs, job.messages, job.messages_format)
-        schema = stream_schema(self.spark, job.messages, fmt)
+        schema = stream_schema(self.spark, job.messages, fmt, job.topic_col)
         reader = self.spark.readStream.schema(schema).format(fmt)
         if fmt == "csv":
             reader = reader.option("header", "true")
         if self.max_files_per_trigger:
             reader = reader.option("maxFilesPerTrigger", self.max_files_per_trigger)
-        return select_messages(reader.load(job.messages), job.from_offset, job.since)
+        frame = reader.load(job.messages)
+        if fmt == "csv":
+            frame = csv_topics(frame, job.topic_col)
+        return select_messages(frame, job.from_offset, job.since)
 
     def _start(self, frame: DataFrame, path: str, name: str) -> StreamingQuery:
         writer: Any = frame.writeStream.format(self.job.format).queryName(f"topicmatch-{name}")
