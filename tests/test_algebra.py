@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from topicmatch import InvalidPatternError, Matcher, _algebra, make_dialect
+from topicmatch import ComplexityError, InvalidPatternError, Matcher, _algebra, make_dialect
 
 from .reference import MATCHES
 from .strategies import PATTERNS
@@ -129,3 +129,29 @@ def test_a_literal_pattern_walks_its_branch_only(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(_algebra, "_words_to_try", counted)
     assert m.overlapping("devices/d42/cmd") == {"devices/d42/cmd": {42}, "+/d42/#": {-1}}
     assert sum(tried) <= 10
+
+
+def test_hostile_patterns_cost_a_bounded_number_of_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """'#.a.*.*...': a pattern whose set of positions remembers the last words, 2**stars sets.
+    overlaps() pairs single positions: its steps stay within (len(p) + 1) x (len(q) + 1) x the
+    words tried; covers() gives up at its budget with a typed error instead of running for ever."""
+    amqp = make_dialect("amqp")
+    hostile = "#.a." + ".".join(["*"] * 30)
+    other = "#.b.*.*"
+    steps: list[int] = []
+    real = _algebra._step
+
+    def counted(*args: object) -> frozenset[int]:
+        steps.append(1)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_algebra, "_step", counted)
+    for q_text, expected in ((other, True), ("#.b." + ".".join(["*"] * 30), False)):
+        # True: an 'a' 31 words from the end, a 'b' 3 from it; False: the same word, a and b
+        steps.clear()
+        assert amqp.overlaps(hostile, q_text) is expected
+        p, q = amqp.parse_pattern(hostile), amqp.parse_pattern(q_text)
+        assert len(steps) <= 2 * (len(p) + 1) * (len(q) + 1) * 3  # words: a, b, one other
+    monkeypatch.setattr(_algebra, "COVERS_BUDGET", 5_000)
+    with pytest.raises(ComplexityError, match="gave up after 5,000 steps"):
+        amqp.covers(hostile, hostile)  # true, but only after every set of positions

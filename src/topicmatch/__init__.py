@@ -14,6 +14,7 @@ Given subscription patterns with wildcards (``forex.*``, ``stock.#``, ``sensors/
 
 from ._dialects import DIALECTS, Dialect, make_dialect
 from ._errors import (
+    ComplexityError,
     ConfigurationError,
     InvalidPairError,
     InvalidPatternError,
@@ -29,6 +30,7 @@ __all__ = [
     "ALGORITHMS",
     "DEFAULT_CACHE_SIZE",
     "DIALECTS",
+    "ComplexityError",
     "ConfigurationError",
     "Dialect",
     "InvalidPairError",
@@ -48,6 +50,7 @@ __version__ = "0.1.0"
 # Show the public names in tracebacks and reprs (topicmatch.InvalidPatternError, not the private
 # module it is defined in).
 for _public in (
+    ComplexityError,
     ConfigurationError,
     InvalidPairError,
     InvalidPatternError,

@@ -14,25 +14,29 @@ into account, not only its wildcards:
   starts with a wildcard.
 
 :func:`overlaps` and :func:`covers` run the two patterns' automata side by side over the
-topics, word by word (:func:`_search`), looking for a topic both match, or one that q matches
-and p does not; the words that matter are the patterns' literals and one word neither names.
-The search is as deep as the longest topic allowed (``max_words``), so both answers are exact
-for the dialect's limits too. tests/test_algebra.py checks both against a brute force over every
-short topic, for every pair of short patterns.
+topics, word by word, looking for a topic both match, or one that q matches and p does not; the
+words that matter are the patterns' literals and one word neither names. The search is as deep
+as the longest topic allowed (``max_words``), so both answers are exact for the dialect's limits
+too. :func:`overlaps` pairs single positions and is polynomial; :func:`covers` must follow every
+position p may be in at once, which a hostile pattern can make exponential, so it works within a
+budget and raises :class:`ComplexityError` past it. :func:`overlapping_in_trie` is
+:func:`overlaps` against every pattern of a trie at once. tests/test_algebra.py checks them
+against a brute force over every short topic, for every pair of short patterns.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
+from ._errors import ComplexityError
 from ._words import HASH, STAR, Tokens
 
 if TYPE_CHECKING:  # the trie's node: only its attributes are read here (and _walk imports us)
     from ._walk import Node
 
-__all__ = ["TopicRules", "covers", "overlapping_in_trie", "overlaps"]
+__all__ = ["COVERS_BUDGET", "TopicRules", "covers", "overlapping_in_trie", "overlaps"]
 
 
 @dataclass(frozen=True)
@@ -52,19 +56,97 @@ def _matches_nothing(tokens: Tokens, rules: TopicRules) -> bool:
 
 
 def overlaps(p: Tokens, q: Tokens, rules: TopicRules) -> bool:
-    """Whether some topic the dialect allows is matched by both patterns."""
+    """Whether some topic the dialect allows is matched by both patterns.
+
+    A breadth-first search over pairs (a position of p, a position of q), word by word, for the
+    shortest topic both match: at most len(p) x len(q) pairs, each tried with the patterns'
+    literals and one other word, so O(len(p) x len(q) x their literals) whatever the patterns.
+    """
     if _matches_nothing(p, rules) or _matches_nothing(q, rules):
         return False
-    return _search(p, q, rules, lambda in_p, in_q: in_p and in_q)
+    symbols = _symbols(p, q)
+    start = [(i, j) for i in _closure(p, {0}) for j in _closure(q, {0})]
+    if rules.empty_topic and (len(p), len(q)) in start:
+        return True
+    seen = set(start)
+    layer = start
+    for depth in range(rules.max_words):
+        following = []
+        for i, j in layer:
+            for word in _first(symbols, rules) if depth == 0 else symbols:
+                after_q = _step(q, frozenset((j,)), word, depth, rules)
+                if not after_q:
+                    continue
+                for after_i in _step(p, frozenset((i,)), word, depth, rules):
+                    for after_j in after_q:
+                        if after_i == len(p) and after_j == len(q):
+                            return True
+                        if (after_i, after_j) not in seen:
+                            seen.add((after_i, after_j))
+                            following.append((after_i, after_j))
+        if not following:
+            return False
+        layer = following
+    return False
+
+
+#: Pairs (positions of p, a position of q) that covers() may visit: the sets of positions a
+#: pattern can be in are few for patterns people write, but a hostile one ('#.a.*.*.*...', every
+#: '*' one more word to remember) has exponentially many. 50,000 pairs take about 0.3 s here.
+COVERS_BUDGET: Final = 50_000
 
 
 def covers(p: Tokens, q: Tokens, rules: TopicRules) -> bool:
-    """Whether every topic the dialect allows that q matches, p matches too."""
+    """Whether every topic the dialect allows that q matches, p matches too.
+
+    A search for a topic that q matches and p does not: over (the set of positions p may be at,
+    a position of q), word by word. Raises :class:`ComplexityError` past
+    :data:`COVERS_BUDGET` pairs (tests/test_algebra.py pins it with a hostile pattern).
+    """
     if _matches_nothing(q, rules):
         return True
     if _matches_nothing(p, rules):
         return False
-    return not _search(p, q, rules, lambda in_p, in_q: in_q and not in_p)
+    symbols = _symbols(p, q)
+    p_start = _closure(p, {0})
+    start = [(p_start, j) for j in _closure(q, {0})]
+    if rules.empty_topic and any(j == len(q) and len(p) not in ps for ps, j in start):
+        return False
+    seen = set(start)
+    layer = start
+    for depth in range(rules.max_words):
+        following = []
+        for p_positions, j in layer:
+            for word in _first(symbols, rules) if depth == 0 else symbols:
+                after_q = _step(q, frozenset((j,)), word, depth, rules)
+                if not after_q:
+                    continue
+                after_p = _step(p, p_positions, word, depth, rules)
+                for after_j in after_q:
+                    if after_j == len(q) and len(p) not in after_p:
+                        return False  # a topic q matches and p does not
+                    if (after_p, after_j) not in seen:
+                        if len(seen) >= COVERS_BUDGET:
+                            raise ComplexityError(
+                                f"covers() gave up after {COVERS_BUDGET:,} steps: these patterns "
+                                "can be matched in too many ways to compare exactly"
+                            )
+                        seen.add((after_p, after_j))
+                        following.append((after_p, after_j))
+        if not following:
+            return True
+        layer = following
+    return True
+
+
+def _symbols(p: Tokens, q: Tokens) -> list[Symbol]:
+    """The words that matter: the patterns' literals and one word neither names."""
+    return [*sorted({t for t in (*p, *q) if isinstance(t, str)}), _OTHER]
+
+
+def _first(symbols: list[Symbol], rules: TopicRules) -> list[Symbol]:
+    """The first word may also be an unnamed word starting with '$' (MQTT's rule)."""
+    return [*symbols, _OTHER_DOLLAR] if rules.dollar_rule else symbols
 
 
 class _Other:
@@ -78,42 +160,6 @@ class _Other:
 
 _OTHER, _OTHER_DOLLAR = _Other(False), _Other(True)
 Symbol = str | _Other
-
-
-def _search(p: Tokens, q: Tokens, rules: TopicRules, wanted: Callable[[bool, bool], bool]) -> bool:
-    """Whether some topic the dialect allows puts (p matches it, q matches it) in ``wanted``.
-
-    A breadth-first search over the topics, word by word, of the pair (positions p may be at,
-    positions q may be at): the two patterns' automata run side by side. The words that matter
-    are the literals of the patterns and one word that neither names (and, under MQTT's rule,
-    one such word starting with '$'), so the search is finite; it goes as deep as the longest
-    topic allowed, and visits each pair of position sets once, the first time, by the shortest
-    topic. Position sets of these patterns are few (a '#' keeps its own position alive, so a set
-    is the positions reachable by the word runs since the last literal): about len(p) x len(q)
-    pairs in practice.
-    """
-    symbols: list[Symbol] = [*sorted({t for t in (*p, *q) if isinstance(t, str)}), _OTHER]
-    first_symbols = [*symbols, _OTHER_DOLLAR] if rules.dollar_rule else symbols
-    start = (_closure(p, {0}), _closure(q, {0}))
-    if rules.empty_topic and wanted(len(p) in start[0], len(q) in start[1]):
-        return True
-    seen = {start}
-    layer = [start]
-    for depth in range(rules.max_words):
-        following = []
-        for ps, qs in layer:
-            for symbol in first_symbols if depth == 0 else symbols:
-                pair = (_step(p, ps, symbol, depth, rules), _step(q, qs, symbol, depth, rules))
-                if wanted(len(p) in pair[0], len(q) in pair[1]):
-                    return True  # this topic of depth + 1 words (the start is no topic but AMQP's)
-                if pair in seen:
-                    continue
-                seen.add(pair)
-                following.append(pair)
-        if not following:
-            return False
-        layer = following
-    return False
 
 
 def _closure(tokens: Tokens, positions: set[int]) -> frozenset[int]:
@@ -147,64 +193,53 @@ def _step(
 def overlapping_in_trie(root: Node, q: Tokens, rules: TopicRules) -> list[Node]:
     """The nodes of a subscription trie (:mod:`._walk`) holding patterns that overlap ``q``.
 
-    The search of :func:`_search` with a trie on one side: a state is (a trie node, the positions
-    q may be at), and a word leads from a node to the nodes the trie's lookup walk would reach
-    with it (its literal child, its ``*`` child, itself if it is a ``#`` node, and the ``#``
-    children of those). From a state whose q positions admit only literals, only those literal
-    children are followed: a filter with literal words visits its branch of the trie, not the
-    trie. Cost: the (node, positions) pairs reached, at most the trie's nodes times the position
-    sets of q.
+    The search of :func:`overlaps` with a trie on one side: a state is (a trie node, a position
+    of q), and a word leads from a node to the nodes the trie's lookup walk would reach with it
+    (its literal child, its ``*`` child, itself if it is a ``#`` node, and the ``#`` children of
+    those). Where q's position holds a literal only that literal child is followed: a pattern
+    with literal words visits its branch of the trie, not the trie. Cost: at most the trie's
+    nodes times len(q) states, each tried with the words it can take.
     """
     if _matches_nothing(q, rules):
         return []
     found: dict[int, Node] = {}
-    start_positions = _closure(q, {0})
-    layer: list[tuple[Node, frozenset[int]]] = [(root, start_positions)]
-    if root.hash is not None:
-        layer.append((root.hash, start_positions))
-    if rules.empty_topic and len(q) in start_positions:
-        found.update((id(node), node) for node, _ in layer if node.by_pattern)
-    seen = set()
+    starts = [root] if root.hash is None else [root, root.hash]
+    layer = [(node, j) for node in starts for j in _closure(q, {0})]
+    if rules.empty_topic:
+        found.update((id(node), node) for node, j in layer if j == len(q) and node.by_pattern)
+    seen = {(id(node), j) for node, j in layer}
     for depth in range(rules.max_words):
-        following: list[tuple[Node, frozenset[int]]] = []
-        for node, positions in layer:
-            for word in _words_to_try(node, q, positions, depth, rules):
-                after = _step(q, positions, word, depth, rules)
+        following: list[tuple[Node, int]] = []
+        for node, j in layer:
+            for word in _words_to_try(node, q, j, depth, rules):
+                after = _step(q, frozenset((j,)), word, depth, rules)
                 if not after:
                     continue
-                accepted = len(q) in after
                 for nxt in _trie_step(root, node, word, depth, rules):
-                    key = (id(nxt), after)
-                    if accepted and nxt.by_pattern:
-                        found[id(nxt)] = nxt
-                    if key not in seen:
-                        seen.add(key)
-                        following.append((nxt, after))
+                    for after_j in after:
+                        if after_j == len(q) and nxt.by_pattern:
+                            found[id(nxt)] = nxt
+                        if (id(nxt), after_j) not in seen:
+                            seen.add((id(nxt), after_j))
+                            following.append((nxt, after_j))
         if not following:
             break
         layer = following
     return list(found.values())
 
 
-def _words_to_try(
-    node: Node, q: Tokens, positions: frozenset[int], depth: int, rules: TopicRules
-) -> list[Symbol]:
-    """The words that can lead anywhere from (node, positions): q's literals at its positions,
-    and, where q has a wildcard there, the node's literal children and one word nobody names."""
-    literals: set[str] = set()
-    wild = False
-    for i in positions:
-        token = q[i] if i < len(q) else None
-        if isinstance(token, str):
-            literals.add(token)
-        elif token is not None:
-            wild = True
-    words: list[Symbol] = [w for w in literals if rules.word_ok(w)]
-    if wild:
-        words += [w for w in node.children if w not in literals and rules.word_ok(w)]
-        words.append(_OTHER)
-        if depth == 0 and rules.dollar_rule:
-            words.append(_OTHER_DOLLAR)
+def _words_to_try(node: Node, q: Tokens, j: int, depth: int, rules: TopicRules) -> list[Symbol]:
+    """The words that can lead anywhere from (node, j): q's literal at j, or, where q has a
+    wildcard there, the node's literal children and one word nobody names."""
+    if j == len(q):
+        return []
+    token = q[j]
+    if isinstance(token, str):
+        return [token] if rules.word_ok(token) else []
+    words: list[Symbol] = [w for w in node.children if rules.word_ok(w)]
+    words.append(_OTHER)
+    if depth == 0 and rules.dollar_rule:
+        words.append(_OTHER_DOLLAR)
     return words
 
 

@@ -223,8 +223,8 @@ class Dialect:
         """Whether some valid topic is matched by both patterns (a message could reach the
         subscribers of both). Exact for this dialect: its wildcards, the words a topic may have,
         MQTT's ``$`` rule and shared subscriptions, ``max_words`` (:mod:`._algebra`). Raises
-        :class:`InvalidPatternError` for an invalid pattern. About O(len(p) x len(q) x their
-        literals) in practice.
+        :class:`InvalidPatternError` for an invalid pattern. O(len(p) x len(q) x their
+        literals).
 
         >>> mqtt = make_dialect("mqtt")
         >>> mqtt.overlaps("a/+/c", "+/b/#"), mqtt.overlaps("$SYS/#", "#"), mqtt.overlaps("a/+", "a")
@@ -235,7 +235,9 @@ class Dialect:
     def covers(self, p: str, q: str) -> bool:
         """Whether every valid topic that ``q`` matches, ``p`` matches too (an ACL that allows
         ``p`` allows subscribing to ``q``; a client's ``q`` is redundant beside its ``p``). Exact
-        for this dialect, as :meth:`overlaps`. Raises :class:`InvalidPatternError`.
+        for this dialect, as :meth:`overlaps`. Raises :class:`InvalidPatternError`, and
+        :class:`~topicmatch.ComplexityError` for a ``p`` that can be matched in too many ways to
+        decide within a bounded number of steps (``#.a.*.*.*...``: every ``*`` doubles them).
 
         >>> mqtt = make_dialect("mqtt")
         >>> mqtt.covers("a/#", "a/+/b"), mqtt.covers("a/+/b", "a/#"), mqtt.covers("#", "$SYS/x")

@@ -9,6 +9,7 @@ clause catches them all::
      +-- UnknownTopicError(LookupError)     inverted_bitmap: topic outside the declared topic space
      +-- InvalidSubscriberError(TypeError)  a subscriber that is not hashable
      +-- InvalidPairError(TypeError)        subscribe_many/unsubscribe_many: not (pattern, subscriber) pairs
+     +-- ComplexityError(ValueError)        Dialect.covers: patterns too hostile to compare within its budget
      +-- ConfigurationError(ValueError)     unknown algorithm or dialect, bad limit, misused option
 
 The value errors also derive from :class:`ValueError` so that code written against plain Python
@@ -18,6 +19,7 @@ conventions keeps working. A failed call leaves the matcher's state exactly as i
 from __future__ import annotations
 
 __all__ = [
+    "ComplexityError",
     "ConfigurationError",
     "InvalidPairError",
     "InvalidPatternError",
@@ -95,3 +97,9 @@ class InvalidPairError(TopicMatchError, TypeError):
     """``subscribe_many`` or ``unsubscribe_many`` given something other than an iterable of
     (pattern, subscriber) pairs: not iterable, one string, a mapping, or an element that is not
     a pair."""
+
+
+class ComplexityError(TopicMatchError, ValueError):
+    """A question whose exact answer would take more steps than the library allows itself:
+    ``Dialect.covers`` on patterns that can be matched in exponentially many ways (its budget is
+    ``topicmatch._algebra.COVERS_BUDGET``)."""
