@@ -40,6 +40,7 @@ import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.dataset as ds  # type: ignore[import-untyped, unused-ignore]
 
 from topicmatch._dfa import DFA, _State
+from topicmatch._walk import step
 from topicmatch.spark import _levels, _worker
 from topicmatch.spark._subscriptions import Subscriptions
 from topicmatch.spark._worker import Compiled, route_batch
@@ -53,12 +54,12 @@ def generic_step(self: DFA, state: _State, word: str) -> _State:
     if not nodes:
         return state
     dollar = state.first and self.dollar_rule and word[:1] == "$"
-    return self._remember(state, word, self.step(nodes, word, nodes[0] if dollar else None))
+    return self._remember(state, word, step(nodes, word, nodes[0] if dollar else None))
 
 
 def sorted_factorize(keys: Any) -> tuple[Any, Any]:
     """``factorize`` as it was: ``np.unique`` with the inverse, which sorts the keys."""
-    return np.unique(keys, return_inverse=True)  # type: ignore[no-any-return]
+    return np.unique(keys, return_inverse=True)  # type: ignore[no-any-return, unused-ignore]
 
 
 def main() -> None:
@@ -74,10 +75,12 @@ def main() -> None:
         walk: bool, gc_paused: bool, generic: bool = False, sort: bool = False
     ) -> tuple[float, float]:
         paused, stepper, factorize = _worker._cyclic_gc_paused, DFA._step, _levels.factorize
+        # The worker imported factorize by name: patch it there too (not re-exported, hence the
+        # ignores).
         if generic:
             DFA._step = generic_step  # type: ignore[method-assign]
         if sort:
-            _levels.factorize = _worker.factorize = sorted_factorize
+            _levels.factorize = _worker.factorize = sorted_factorize  # type: ignore[attr-defined]
         if not gc_paused:
             _worker._cyclic_gc_paused = contextlib.nullcontext  # type: ignore[assignment]
         try:
@@ -97,7 +100,7 @@ def main() -> None:
         finally:
             _worker._cyclic_gc_paused = paused
             DFA._step = stepper  # type: ignore[method-assign]
-            _levels.factorize = _worker.factorize = factorize
+            _levels.factorize = _worker.factorize = factorize  # type: ignore[attr-defined]
         kept.append(compiled)
         del kept[:-3]
         return built - began, done - built
