@@ -345,3 +345,18 @@ def test_csv_topics_are_text_and_an_empty_one_is_the_empty_key(spark: SparkSessi
     got = sorted(pairs_of(spark.read.parquet(str(out / "deliveries"))))
     assert got == [(1, "all"), (1, "x"), (2, "all"), (3, "all")]
     assert not (out / "quarantine").exists()
+
+
+def test_a_quiet_hour_routes_zero_messages(tmp_path: Path) -> None:
+    """An empty log (an empty file, a directory of none, or generate --messages 0) routes no
+    message and says so, instead of failing on a schema Spark cannot infer."""
+    subs = tmp_path / "subs.tsv"
+    subs.write_text("#\tall\n", encoding="utf-8")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "m.jsonl").write_text("")
+    assert run(["generate", "--messages", "0", "--subscriptions", "5", "--out", str(tmp_path / "g")])[0] == 0
+    for name, messages in (("dir", "empty"), ("json", "m.jsonl"), ("generated", "g/messages")):
+        argv = ["route", "--messages", str(tmp_path / messages), "--subscriptions", str(subs)]
+        code, text = run([*argv, "--out", str(tmp_path / f"o-{name}"), "--quiet"])
+        assert code == 0, (name, text)
+        assert text.startswith("routed 0 messages"), (name, text)

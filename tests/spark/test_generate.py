@@ -67,4 +67,6 @@ def test_limits(tmp_path: Path) -> None:
         generate(tmp_path, 10, 1, payload_bytes=70_000)
     with pytest.raises(ValueError, match="--invalid-fraction"):
         generate(tmp_path, 10, 1, invalid_fraction=2)
-    assert generate(tmp_path, 0, 0).files == 0
+    empty = generate(tmp_path, 0, 0)
+    assert empty.files == 1  # an empty file: the log keeps its columns
+    assert pq.read_table(empty.messages_path).num_rows == 0

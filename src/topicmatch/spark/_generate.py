@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
@@ -36,6 +36,16 @@ import pyarrow.compute as pc  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]
 
 __all__ = ["MAX_PAYLOAD_BYTES", "Generated", "generate"]
+
+#: The columns of a generated message log.
+MESSAGE_SCHEMA: Final = pa.schema(
+    [
+        ("offset", pa.int64()),
+        ("timestamp", pa.timestamp("us", tz="UTC")),
+        ("topic", pa.string()),
+        ("payload", pa.string()),
+    ]
+)
 
 ZIPF_EXPONENT = 1.1
 HOT_TOPICS = 64
@@ -205,8 +215,8 @@ def generate(
     pq.write_table(table, out / "subscriptions.parquet")
 
     hot = words.topics(rng, HOT_TOPICS, separator)
-    files = 0
-    for start in range(0, messages, rows_per_file):
+    starts = range(0, messages, rows_per_file)
+    for file, start in enumerate(starts):
         count = min(rows_per_file, messages - start)
         topics = words.topics(rng, count, separator)
         is_hot = rng.random(count) < HOT_FRACTION
@@ -227,11 +237,14 @@ def generate(
                 "timestamp": pa.array(_EPOCH_US + offsets * 10_000, pa.timestamp("us", tz="UTC")),
                 "topic": topics,
                 "payload": _payloads(rng, count, payload_bytes),
-            }
+            },
+            schema=MESSAGE_SCHEMA,
         )
-        pq.write_table(chunk, messages_dir / f"part-{files:05d}.parquet", row_group_size=ROW_GROUP_ROWS)
-        files += 1
+        pq.write_table(chunk, messages_dir / f"part-{file:05d}.parquet", row_group_size=ROW_GROUP_ROWS)
         if progress is not None:
             progress(start + count, messages)
+    if not messages:  # one empty file, so that the log still has its columns (a quiet hour's)
+        pq.write_table(MESSAGE_SCHEMA.empty_table(), messages_dir / "part-00000.parquet")
+    files = max(1, len(starts))
     subscribers = len(set(owners))
     return Generated(messages_dir, out / "subscriptions.parquet", messages, subscriptions, subscribers, files)

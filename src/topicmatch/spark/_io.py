@@ -23,6 +23,7 @@ from pyspark.sql.types import (
     BinaryType,
     DateType,
     IntegralType,
+    LongType,
     MapType,
     StringType,
     StructField,
@@ -160,6 +161,24 @@ class FileSystem:
                     return odd
         return None
 
+    def data_bytes(self, path: str) -> int:
+        """The bytes of data at ``path``: its own size for a file; for a directory, the sizes of
+        the files in it and in its partition directories, not counting hidden or ``_`` files
+        (checksums, markers)."""
+        fs, jpath = self._fs(path)
+        status = fs.getFileStatus(jpath)
+        if not status.isDirectory():
+            return int(status.getLen())
+        total = 0
+        for child in fs.listStatus(jpath):
+            name = str(child.getPath().getName())
+            if name.startswith(("_", ".")):
+                continue
+            total += (
+                self.data_bytes(f"{path.rstrip('/')}/{name}") if child.isDirectory() else int(child.getLen())
+            )
+        return total
+
     def names(self, path: str) -> list[str]:
         """The names in a directory (sorted), or [] when it does not exist."""
         fs, jpath = self._fs(path)
@@ -221,6 +240,17 @@ def read_messages(
     if not fs.exists(path):
         raise MessagesError(f"cannot read messages {path}: no such file or directory")
     fmt = detect_format(fs, path, fmt)
+    if fs.data_bytes(path) == 0:
+        # Nothing to read (a quiet hour: an empty file, or a directory of none): zero messages,
+        # in the columns of a message log, rather than Spark's failure to infer a schema.
+        empty = StructType(
+            [
+                StructField("offset", LongType()),
+                StructField("timestamp", TimestampType()),
+                StructField(topic_col, StringType()),
+            ]
+        )
+        return spark.createDataFrame([], empty), fmt
     try:
         frame = spark.read.format(fmt).options(**_reader_options(fmt)).load(path)
         if fmt == "csv" and topic_col in frame.columns:
