@@ -8,7 +8,7 @@ import importlib
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..cli._common import UsageError, require
+from ..cli._common import UsageError, require_extra
 from .report import Progress
 
 __all__ = ["EXPERIMENTS", "add_bench_commands"]
@@ -71,8 +71,7 @@ def _run(
     stderr: TextIO,
     nested: bool = False,
 ) -> int:
-    require("matplotlib")
-    require("hdrh")
+    require_extra("bench")
     if options.repeat < 1:
         raise UsageError("--repeat must be at least 1")
     written: list[tuple[str, Path]] = []

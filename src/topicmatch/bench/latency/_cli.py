@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..._progress import Progress
-from ...cli._common import UsageError, require
+from ...cli._common import UsageError, require_extra
 
 __all__ = ["add_bench_commands", "parse_size"]
 
@@ -174,8 +174,7 @@ def _stop_on_sigterm(stop: Any) -> Iterator[None]:
 
 def _heavy(module: str) -> Any:
     """Import a module of this package after checking the ``bench`` extra is there."""
-    for dependency in ("numpy", "hdrh", "matplotlib"):
-        require(dependency)
+    require_extra("bench")
     return importlib.import_module(f"topicmatch.bench.latency.{module}")
 
 
