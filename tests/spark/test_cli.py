@@ -6,6 +6,8 @@ import io
 import json
 import os
 import stat
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -360,3 +362,24 @@ def test_a_quiet_hour_routes_zero_messages(tmp_path: Path) -> None:
         code, text = run([*argv, "--out", str(tmp_path / f"o-{name}"), "--quiet"])
         assert code == 0, (name, text)
         assert text.startswith("routed 0 messages"), (name, text)
+
+
+def test_the_one_line_error_is_the_last_thing_on_stderr(data: Path, tmp_path: Path) -> None:
+    """A truncated Parquet file fails the job inside the JVM: its log lines must not follow the
+    command's own one-line error (a real process, for the JVM's own stderr)."""
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    whole = sorted((data / "messages").glob("*.parquet"))[0].read_bytes()
+    (broken / "part-00000.parquet").write_bytes(whole[: len(whole) // 2])
+    argv = ["route", "--messages", str(broken), "--subscriptions", str(data / "subscriptions.parquet")]
+    done = subprocess.run(
+        [sys.executable, "-m", "topicmatch", *argv, "--out", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines[-1].startswith("topicmatch: "), done.stderr
+    assert not [line for line in lines if " ERROR " in line], done.stderr

@@ -65,7 +65,7 @@ def session(master: str | None, conf: Mapping[str, str] | None = None, ui: bool 
     defaults = {
         "spark.ui.enabled": "true" if ui else "false",
         "spark.ui.showConsoleProgress": "false",  # we print our own, with messages and deliveries
-        "spark.log.level": "ERROR",
+        "spark.log.level": "FATAL",  # as the log4j2 settings below: our errors are one line, last
         "spark.sql.shuffle.partitions": str(max(4, 2 * (os.cpu_count() or 1))),
         # Bigger Arrow batches: fewer per-batch overheads in the workers (docs/pipeline.md).
         "spark.sql.execution.arrow.maxRecordsPerBatch": "20000",
@@ -78,9 +78,11 @@ def session(master: str | None, conf: Mapping[str, str] | None = None, ui: bool 
     return builder.getOrCreate()  # type: ignore[no-any-return]
 
 
-#: Errors only, on stderr: the command prints its own progress and summary.
+#: Fatal errors only, on stderr: the command prints its own progress, summary and one-line errors
+#: (spark_error finds the cause in the exception), and the JVM's ERROR lines, written by its own
+#: threads, used to land after that one line.
 _LOG4J2 = """\
-rootLogger.level = error
+rootLogger.level = fatal
 rootLogger.appenderRef.console.ref = console
 appender.console.type = Console
 appender.console.name = console
