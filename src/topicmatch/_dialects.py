@@ -62,6 +62,12 @@ _NATS_WHITESPACE = re.compile(r"[ \t\r\n\f\v]")
 _NO_TOPIC_HAS_THIS_LEVEL: Final = "\x00$share"
 
 
+def plain(text: str) -> str:
+    """A str subclass's value as a plain str (str() would call the subclass's __str__: 'T.STOCK'
+    for an ``Enum`` member of ``str``); anything else unchanged, for a dialect to judge."""
+    return text if type(text) is str or not isinstance(text, str) else str.__str__(text)
+
+
 def _mqtt_word_ok(word: str) -> bool:
     """May an MQTT topic have this level? No wildcard character, nothing MQTT strings forbid."""
     return "+" not in word and "#" not in word and _MQTT_BAD_CHAR.search(word) is None
@@ -117,11 +123,9 @@ class Dialect:
 
     def _check_text(self, text: object, error: type[InvalidPatternError | InvalidTopicError]) -> str:
         if type(text) is not str:
-            if isinstance(text, str):
-                # The value: str() would call the subclass's __str__ ('T.STOCK' for an Enum member).
-                text = str.__str__(text)
-            else:
+            if not isinstance(text, str):
                 raise error(self.name, repr(text), f"must be a str, not {type(text).__name__}")
+            text = plain(text)
         assert isinstance(text, str)
         if len(text) > self._ascii_safe_len or not text.isascii():
             try:

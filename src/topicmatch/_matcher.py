@@ -19,7 +19,7 @@ from ._by_subscriber import BySubscriber
 from ._cache import ResultCache, cached_lookups
 from ._collector import collector_paused
 from ._cstrie import CSTrieIndex
-from ._dialects import Dialect, make_dialect
+from ._dialects import Dialect, make_dialect, plain
 from ._errors import (
     ConfigurationError,
     InvalidPairError,
@@ -127,7 +127,7 @@ class _Reader(Generic[S]):
         table); elsewhere a scan of every pattern. Raises
         :class:`~topicmatch.InvalidPatternError` for an invalid pattern."""
         dialect = self._dialect
-        tokens = dialect.parse_pattern(_value(pattern))
+        tokens = dialect.parse_pattern(plain(pattern))
         return {
             other: cast("frozenset[S]", subs)
             for other, subs in self._index.overlapping(tokens, dialect.topic_rules())
@@ -264,7 +264,7 @@ class Matcher(_Reader[S]):
         pattern the dialect rejects and :class:`~topicmatch.InvalidSubscriberError` for an
         unhashable subscriber; nothing changes.
         """
-        pattern = _value(pattern)
+        pattern = plain(pattern)
         tokens = self._dialect.parse_pattern(pattern)
         _check_subscriber(subscriber)
         with self._writes:
@@ -307,7 +307,7 @@ class Matcher(_Reader[S]):
         An invalid pattern still raises :class:`~topicmatch.InvalidPatternError`: it cannot have
         been subscribed, and silence would hide a typo.
         """
-        pattern = _value(pattern)
+        pattern = plain(pattern)
         tokens = self._dialect.parse_pattern(pattern)
         _check_subscriber(subscriber)
         with self._writes:
@@ -402,7 +402,7 @@ class Matcher(_Reader[S]):
                     f"pair {position} of {method} is not a (pattern, subscriber) pair: {shown}; "
                     "nothing was changed"
                 )
-            pattern = _value(pattern)
+            pattern = plain(pattern)
             group = groups.get(pattern) if type(pattern) is str else None
             if group is None:
                 try:
@@ -428,7 +428,7 @@ class Matcher(_Reader[S]):
         for topic in topics:
             words = self._dialect.parse_topic(topic)
             if words is not None:  # a NATS subject with an empty token matches nothing anyway
-                space.append((_value(topic), words))
+                space.append((plain(topic), words))
         return space
 
     # -- reads ---------------------------------------------------------------------------
@@ -446,12 +446,6 @@ class Matcher(_Reader[S]):
         if cache is None:
             return MappingProxyType({"size": 0, "max_size": 0, "bytes": 0})
         return MappingProxyType({"size": len(cache), "max_size": cache.max_size, "bytes": cache.bytes})
-
-
-def _value(text: str) -> str:
-    """A str subclass's value as a plain str (an ``Enum`` member of ``str`` hashes, compares and
-    prints unlike its value); anything else unchanged, for the dialect to judge."""
-    return text if type(text) is str or not isinstance(text, str) else str.__str__(text)
 
 
 def _is_pair_like(value: object) -> bool:

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Iterator
 from typing import Generic, TypeVar
 
-from ._dialects import make_dialect
+from ._dialects import make_dialect, plain
 from ._words import HASH, STAR, Tokens
 
 __all__ = ["TopicIndex"]
@@ -75,7 +75,7 @@ class TopicIndex(Generic[V]):
     def set(self, topic: str, value: V) -> bool:
         """Store ``value`` under ``topic``; True if the topic is new (else the value is replaced)."""
         words = self._dialect.parse_topic(topic)
-        topic = str.__str__(topic)
+        topic = plain(topic)
         with self._lock:
             if words is None:
                 new = topic not in self._unmatchable
@@ -97,7 +97,7 @@ class TopicIndex(Generic[V]):
         words = self._dialect.parse_topic(topic)
         with self._lock:
             if words is None:
-                return self._unmatchable.pop(str.__str__(topic), _NONE) is not _NONE
+                return self._unmatchable.pop(plain(topic), _NONE) is not _NONE
             path = [self._root]
             for word in words:
                 child = path[-1].children.get(word)
@@ -121,7 +121,7 @@ class TopicIndex(Generic[V]):
         words = self._dialect.parse_topic(topic)
         with self._lock:
             if words is None:
-                return self._unmatchable.get(str.__str__(topic), default)
+                return self._unmatchable.get(plain(topic), default)
             node: _Node | None = self._root
             for word in words:
                 node = node.children.get(word) if node is not None else None

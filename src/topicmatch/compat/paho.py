@@ -27,6 +27,7 @@ from typing import Any
 
 from .._dialects import make_dialect
 from .._matcher import Matcher
+from .._words import pattern_matches
 
 __all__ = ["MQTTMatcher", "topic_matches_sub"]
 
@@ -76,11 +77,11 @@ class MQTTMatcher:
 
 
 def topic_matches_sub(sub: str, topic: str) -> bool:
-    """Whether ``topic`` matches the filter ``sub``, as Mosquitto decides.
+    """Whether ``topic`` matches the filter ``sub``, as Mosquitto decides (the one-pattern
+    matcher of :mod:`topicmatch._words`, on the dialect's tokens and words).
 
     >>> topic_matches_sub("foo/#", "foo/bar"), topic_matches_sub("+/bar", "$SYS/bar")
     (True, False)
     """
-    matcher = Matcher[bool]("trie", "mqtt")
-    matcher.subscribe(sub, True)
-    return bool(matcher.lookup(topic))
+    words = _MQTT.parse_topic(topic)
+    return words is not None and pattern_matches(_MQTT.parse_pattern(sub), words, dollar_rule=True)
