@@ -58,36 +58,14 @@ def _matches_nothing(tokens: Tokens, rules: TopicRules) -> bool:
 def overlaps(p: Tokens, q: Tokens, rules: TopicRules) -> bool:
     """Whether some topic the dialect allows is matched by both patterns.
 
-    A breadth-first search over pairs (a position of p, a position of q), word by word, for the
-    shortest topic both match: at most len(p) x len(q) pairs, each tried with the patterns'
-    literals and one other word, so O(len(p) x len(q) x their literals) whatever the patterns.
+    :func:`_search` over pairs (a position of p, a position of q): at most len(p) x len(q) of
+    them, each tried with the patterns' literals and one other word, so O(len(p) x len(q) x
+    their literals) whatever the patterns.
     """
     if _matches_nothing(p, rules) or _matches_nothing(q, rules):
         return False
-    symbols = _symbols(p, q)
-    start = [(i, j) for i in _closure(p, {0}) for j in _closure(q, {0})]
-    if rules.empty_topic and (len(p), len(q)) in start:
-        return True
-    seen = set(start)
-    layer = start
-    for depth in range(rules.max_words):
-        following = []
-        for i, j in layer:
-            for word in _first(symbols, rules) if depth == 0 else symbols:
-                after_q = _step(q, frozenset((j,)), word, depth, rules)
-                if not after_q:
-                    continue
-                for after_i in _step(p, frozenset((i,)), word, depth, rules):
-                    for after_j in after_q:
-                        if after_i == len(p) and after_j == len(q):
-                            return True
-                        if (after_i, after_j) not in seen:
-                            seen.add((after_i, after_j))
-                            following.append((after_i, after_j))
-        if not following:
-            return False
-        layer = following
-    return False
+    done = len(p)
+    return _search(p, q, rules, lambda ps, q_done: q_done and done in ps, split=True)
 
 
 #: Pairs (positions of p, a position of q) that covers() may visit: the sets of positions a
@@ -99,19 +77,34 @@ COVERS_BUDGET: Final = 50_000
 def covers(p: Tokens, q: Tokens, rules: TopicRules) -> bool:
     """Whether every topic the dialect allows that q matches, p matches too.
 
-    A search for a topic that q matches and p does not: over (the set of positions p may be at,
-    a position of q), word by word. Raises :class:`ComplexityError` past
-    :data:`COVERS_BUDGET` pairs (tests/test_algebra.py pins it with a hostile pattern).
+    :func:`_search` for a topic that q matches and p does not, over (the set of positions p may
+    be at, a position of q). Raises :class:`ComplexityError` past :data:`COVERS_BUDGET` pairs
+    (tests/test_algebra.py pins it with a hostile pattern).
     """
     if _matches_nothing(q, rules):
         return True
     if _matches_nothing(p, rules):
         return False
+    done = len(p)
+    return not _search(p, q, rules, lambda ps, q_done: q_done and done not in ps, split=False)
+
+
+def _search(
+    p: Tokens, q: Tokens, rules: TopicRules, found: Callable[[frozenset[int], bool], bool], split: bool
+) -> bool:
+    """Whether some topic the dialect allows makes ``found(p's positions after it, q matched
+    it)`` true: a breadth-first search, word by word, as deep as the longest topic allowed.
+
+    q is followed one position at a time (some path of q). p is followed one position at a time
+    too when ``split`` (some path of p: :func:`overlaps`, polynomial), else as the set of all its
+    positions (every path of p: :func:`covers`, within :data:`COVERS_BUDGET`).
+    """
     symbols = _symbols(p, q)
     p_start = _closure(p, {0})
-    start = [(p_start, j) for j in _closure(q, {0})]
-    if rules.empty_topic and any(j == len(q) and len(p) not in ps for ps, j in start):
-        return False
+    p_states = [frozenset((i,)) for i in p_start] if split else [p_start]
+    start = [(ps, j) for ps in p_states for j in _closure(q, {0})]
+    if rules.empty_topic and any(found(ps, j == len(q)) for ps, j in start):
+        return True
     seen = set(start)
     layer = start
     for depth in range(rules.max_words):
@@ -122,21 +115,22 @@ def covers(p: Tokens, q: Tokens, rules: TopicRules) -> bool:
                 if not after_q:
                     continue
                 after_p = _step(p, p_positions, word, depth, rules)
-                for after_j in after_q:
-                    if after_j == len(q) and len(p) not in after_p:
-                        return False  # a topic q matches and p does not
-                    if (after_p, after_j) not in seen:
-                        if len(seen) >= COVERS_BUDGET:
-                            raise ComplexityError(
-                                f"covers() gave up after {COVERS_BUDGET:,} steps: these patterns "
-                                "can be matched in too many ways to compare exactly"
-                            )
-                        seen.add((after_p, after_j))
-                        following.append((after_p, after_j))
+                for next_p in [frozenset((i,)) for i in after_p] if split else [after_p]:
+                    for after_j in after_q:
+                        if found(next_p, after_j == len(q)):
+                            return True
+                        if (next_p, after_j) not in seen:
+                            if not split and len(seen) >= COVERS_BUDGET:
+                                raise ComplexityError(
+                                    f"covers() gave up after {COVERS_BUDGET:,} steps: these patterns "
+                                    "can be matched in too many ways to compare exactly"
+                                )
+                            seen.add((next_p, after_j))
+                            following.append((next_p, after_j))
         if not following:
-            return True
+            return False
         layer = following
-    return True
+    return False
 
 
 def _symbols(p: Tokens, q: Tokens) -> list[Symbol]:

@@ -296,17 +296,22 @@ class TrieIndex(Index):
             self._gen = object()
         return frozen
 
+    def _frozen_root(self) -> Node:
+        """The root of a state no writer will change: this one's if a snapshot, else a new
+        snapshot's (O(1))."""
+        return self._root if self._readonly else self.snapshot()._root
+
     def overlapping(self, tokens: Tokens, rules: TopicRules) -> list[tuple[str, frozenset[Hashable]]]:
         """The patterns that overlap ``tokens``, by a walk of an O(1) snapshot's branches that the
         pattern can reach (:func:`._algebra.overlapping_in_trie`), not a scan."""
-        root = self._root if self._readonly else self.snapshot()._root
-        return [item for node in overlapping_in_trie(root, tokens, rules) for item in node.items()]
+        return [
+            item for node in overlapping_in_trie(self._frozen_root(), tokens, rules) for item in node.items()
+        ]
 
     def items(self) -> list[Item]:
         """A consistent copy, walked outside the writers' lock: from an O(1) snapshot."""
-        root = self._root if self._readonly else self.snapshot()._root
         out: list[Item] = []
-        stack: list[tuple[Node, Tokens]] = [(root, ())]
+        stack: list[tuple[Node, Tokens]] = [(self._frozen_root(), ())]
         while stack:
             node, prefix = stack.pop()
             for pattern, subs in node.items():
