@@ -345,23 +345,22 @@ def cached_lookups(
     backoff = FIRST_BACKOFF
     warming = True  # the first window after the cache went on
 
+    def measure(topic: str) -> frozenset[Hashable]:
+        # One lookup in 8 of the last WINDOW while off is timed: what a lookup of this traffic
+        # costs without the cache, whichever topics it would hit (see the decision in miss).
+        # Not the first ones: a new matcher's first lookups teach its DFA, and timing them
+        # made lookups look three times dearer than they then were.
+        nonlocal base_ns
+        start = _clock()
+        result = direct(topic)
+        off_timed.append(_clock() - start)
+        if not off:
+            base_ns = _typical(off_timed)
+            off_timed.clear()
+        return result
+
     def miss(topic: str) -> frozenset[Hashable]:
-        nonlocal hits, misses, off, backoff, warming, base_ns
-        if off:
-            off -= 1
-            if off & 7 or off > WINDOW:
-                return direct(topic)
-            # One lookup in 8 of the last WINDOW while off is timed: what a lookup of this
-            # traffic costs without the cache, whichever topics it would hit (see the decision
-            # below). Not the first ones: a new matcher's first lookups teach its DFA, and
-            # timing them made lookups look three times dearer than they then were.
-            start = _clock()
-            result = direct(topic)
-            off_timed.append(_clock() - start)
-            if not off:
-                base_ns = _typical(off_timed)
-                off_timed.clear()
-            return result
+        nonlocal hits, misses, off, backoff, warming
         if type(topic) is not str:
             return direct(topic)  # never a key: a str subclass may hash or compare unlike its value
         generation = cache.generation  # read before the index: see ResultCache.store
@@ -411,7 +410,12 @@ def cached_lookups(
         return result
 
     def lookup(topic: str) -> frozenset[Hashable]:
-        nonlocal hits
+        nonlocal hits, off
+        if off:  # switched off (or measuring): the cache is empty, straight to the index
+            off -= 1
+            if off & 7 or off > WINDOW:
+                return direct(topic)
+            return measure(topic)
         try:
             result = get(topic)
         except TypeError:  # unhashable: let the dialect raise its typed error
