@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -37,7 +39,7 @@ def test_values_replace_and_discards_prune() -> None:
     assert index.get("a/b") == "2"
     assert index.discard("a/b") is True
     assert index.discard("a/b") is False
-    assert index._root.children == {}  # the branch went with the topic
+    assert index._trie.kids[0] == {}  # the branch went with the topic
     assert index.get("a/b", "none") == "none"
     with pytest.raises(InvalidTopicError):
         index.set("a/+", "x")
@@ -59,3 +61,17 @@ def test_a_filter_visits_its_branch_not_the_store() -> None:
     assert index.last_walk <= 4
     assert len(index.match("+/+/state")) == 5_000
     assert index.last_walk > 10_000
+
+
+def test_stored_topics_add_nothing_the_collector_tracks() -> None:
+    """A broker's million retained topics must not become millions of objects for CPython's
+    cyclic collector to traverse at every full collection (topicmatch._topic_trie)."""
+    index = TopicIndex[int](dialect="mqtt")
+    topics = [f"devices/d{i}/state" for i in range(5_000)]
+    gc.collect()
+    before = len(gc.get_objects())
+    for i, topic in enumerate(topics):
+        index.set(topic, i)  # small ints: the values add nothing either
+    assert len(gc.get_objects()) - before < 10
+    assert index.match("devices/d7/+") == {"devices/d7/state": 7}
+

@@ -13,7 +13,10 @@ half of ``max_bytes`` (each stored topic, its index nodes and each distinct resu
 ``sys.getsizeof``), it becomes the older one and the older one is dropped; a lookup that finds its
 topic in the older generation moves it back. Hot topics thus survive, one-off ones go with their
 generation, at amortised O(1) per store and no per-entry bookkeeping (a hit stays one dict
-access; only misses look at the older generation).
+access; only misses look at the older generation). A store creates no object that CPython's
+cyclic collector tracks (the index below is :mod:`._topic_trie`'s): stores that made eight each
+put a quarter of the lookups' time into full collections where topics come and go
+(docs/performance.md, "The result cache and the collector").
 
 **On and off.** The cache weighs what it saves against what it costs. A new cache starts off
 for :data:`MEASURE` lookups, timing one in eight of the last :data:`WINDOW` of them: the mean
@@ -35,10 +38,10 @@ little more.
 
 **Exact invalidation, bounded.** Before a write commits, the cache drops exactly the entries the
 written pattern matches, and nothing else. To find them without testing every entry, the cached
-topics are also indexed in a small trie of their words (:class:`_TopicNode`); the written pattern
+topics are also indexed in a trie of their words (:class:`~._topic_trie.TopicTrie`); the written pattern
 walks it like a lookup walks the subscription trie, with the roles swapped (the pattern's ``*``
 visits every child, its ``#`` every descendant), keeping a set of visited (node, position) pairs
-so that many ``#`` stay polynomial. The walk of each generation may take at most
+so that many ``#`` stay polynomial. The walk (one index holds both generations) may take at most
 :data:`WALK_STEPS` steps per token of the pattern (plus one); past that budget the whole cache is
 emptied instead. So a write costs O(len(pattern) x WALK_STEPS) for the walks, or emptying a cache
 whose size is bounded as above, whatever is cached (``tests/test_bounds.py`` counts the steps).
@@ -61,7 +64,8 @@ from typing import Final, TypeVar
 
 from ._errors import UnknownTopicError
 from ._index import EMPTY
-from ._words import HASH, STAR, Tokens
+from ._topic_trie import NODE_BYTES, TopicTrie
+from ._words import Tokens
 
 __all__ = ["ResultCache", "cached_lookups"]
 
@@ -87,23 +91,14 @@ MAX_BACKOFF: Final = 1 << 22
 #: MAX_TOPIC_WORDS words; what a store takes beyond that is a pause that is not the cache's.
 STORE_NS: Final = 50_000
 _clock = time.perf_counter_ns
-_NODE_BYTES: Final = sys.getsizeof(object()) + 2 * 8 + 64 + 232  # a node, its dict, one entry
 _ENTRY_BYTES: Final = 64
-
-
-class _TopicNode:
-    __slots__ = ("children", "topic")
-
-    def __init__(self) -> None:
-        self.children: dict[str, _TopicNode] = {}
-        self.topic: str | None = None  # the cached topic whose words end here
 
 
 class ResultCache:
     __slots__ = (
         "_cost",
         "_lock",
-        "_root",
+        "_trie",
         "bytes",
         "dollar_rule",
         "entries",
@@ -127,9 +122,8 @@ class ResultCache:
         self.older: dict[str, frozenset[Hashable]] = {}
         self.generation = 0
         self._lock = threading.Lock()
-        self._root = _TopicNode()
-        # Each indexed topic: its words (to take it out of the index) and the bytes it was charged.
-        self._cost: dict[str, tuple[list[str] | None, int]] = {}
+        self._trie = TopicTrie()  # both generations' topics (with words: None is never indexed)
+        self._cost: dict[str, int] = {}  # each stored topic: the bytes it was charged
         self.bytes = 0
         # Admission: topics that missed once, cleared when full.
         self.seen: dict[str, None] = {}
@@ -172,20 +166,15 @@ class ResultCache:
                 start += _clock() - rotation
             entries[topic] = result
             # Charged: the entry and its key, the result (counted per entry: a result several
-            # topics share is counted several times, which only errs on the safe side), the
-            # words and the index nodes the topic adds.
+            # topics share is counted several times, which only errs on the safe side), and the
+            # words and the index nodes the topic adds (the last ones of its branch: once a word
+            # is new, so are the words below it).
             charge = 2 * _ENTRY_BYTES + sys.getsizeof(topic) + sys.getsizeof(result)
             if words is not None:
-                charge += sys.getsizeof(words)
-                node = self._root
-                for word in words:
-                    child = node.children.get(word)
-                    if child is None:
-                        child = node.children[word] = _TopicNode()
-                        charge += _NODE_BYTES + sys.getsizeof(word)
-                    node = child
-                node.topic = topic
-            self._cost[topic] = (words, charge)
+                made = self._trie.add(topic, words)
+                if made:
+                    charge += made * NODE_BYTES + sum(map(sys.getsizeof, words[-made:]))
+            self._cost[topic] = charge
             self.bytes += charge
         # At most STORE_NS: a longer store was paused (the cyclic collector, the scheduler),
         # and one such pause switched the cache off where it paid.
@@ -204,19 +193,8 @@ class ResultCache:
 
     def _forget(self, topic: str) -> None:
         """Take ``topic`` out of the index and refund its charge (the lock held)."""
-        words, charge = self._cost.pop(topic)
-        self.bytes -= charge
-        if words is None:
-            return
-        path = [self._root]
-        for word in words:
-            path.append(path[-1].children[word])
-        path[-1].topic = None
-        for depth in range(len(words), 0, -1):
-            node = path[depth]
-            if node.topic is not None or node.children:
-                break
-            del path[depth - 1].children[words[depth - 1]]
+        self.bytes -= self._cost.pop(topic)
+        self._trie.remove(topic)
 
     def _rotate(self) -> None:
         """The current generation becomes the older one, and the older one goes (the lock held).
@@ -234,7 +212,7 @@ class ResultCache:
         """Drop every entry (the lock held); the admission record stays."""
         self.entries.clear()
         self.older = {}
-        self._root = _TopicNode()
+        self._trie = TopicTrie()
         self._cost = {}
         self.bytes = 0
 
@@ -244,49 +222,14 @@ class ResultCache:
             self.generation += 1
             self._empty()
 
-    def _matching(self, tokens: Tokens) -> set[str] | None:
+    def _matching(self, tokens: Tokens) -> list[str] | None:
         """The cached topics that ``tokens`` matches (a walk of the topic index), or None if
         finding them would take more than the walk's budget of steps."""
-        root, n = self._root, len(tokens)
-        budget = self.walk_budget * (n + 1)
         # MQTT: a pattern starting with a wildcard never matches a topic whose first word
-        # starts with '$', so such first words are not followed.
+        # starts with '$'.
         dollar = self.dollar_rule and bool(tokens) and type(tokens[0]) is not str
-
-        def children(node: _TopicNode) -> Iterable[_TopicNode]:
-            if dollar and node is root:
-                return [child for word, child in node.children.items() if word[:1] != "$"]
-            return node.children.values()
-
-        found: set[str] = set()
-        seen: set[tuple[int, int]] = set()
-        stack: list[tuple[_TopicNode, int]] = [(root, 0)]
-        steps = 0
-        while stack:
-            if steps == budget:
-                self.last_walk = steps
-                return None
-            steps += 1
-            node, i = stack.pop()
-            if i == n:
-                if node.topic is not None:
-                    found.add(node.topic)
-                continue
-            token = tokens[i]
-            if token is HASH:
-                # Zero more words (go on with the pattern), or one more (stay on the '#').
-                for nxt in [(node, i + 1), *((child, i) for child in children(node))]:
-                    key = (id(nxt[0]), nxt[1])
-                    if key not in seen:
-                        seen.add(key)
-                        stack.append(nxt)
-            elif token is STAR:
-                stack.extend((child, i + 1) for child in children(node))
-            else:
-                child = node.children.get(token)
-                if child is not None:
-                    stack.append((child, i + 1))
-        self.last_walk = steps
+        found = self._trie.matching(tokens, dollar, self.walk_budget * (len(tokens) + 1))
+        self.last_walk = self._trie.last_walk
         return found
 
     def write(self, tokens: Tokens, commit: Callable[[], _T]) -> _T:
