@@ -56,6 +56,32 @@ def test_a_write_walks_a_bounded_part_of_a_full_cache() -> None:
         assert m.lookup(topic) == expected.lookup(topic)
 
 
+def test_the_cache_keeps_within_its_byte_bound() -> None:
+    """What the result cache keeps, traced, stays under ``max_bytes``: entries, results, the
+    index of its topics, through rotations (the charge is an estimate that errs high)."""
+    budget = 2 * 1024 * 1024
+    cache = _cache.ResultCache(10**7, max_bytes=budget)  # bounded by bytes alone
+    rng = random.Random(4)
+    topics = [f"site{rng.randrange(50)}/dev{i}/t{rng.randrange(9)}" for i in range(60_000)]
+    results = [frozenset((i,)) for i in range(len(topics))]  # small and distinct: the index counts
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        peak = most = 0
+        for i, topic in enumerate(topics):
+            cache.store(topic, topic.split("/"), results[i], cache.generation)
+            if i % 500 == 0:
+                peak = max(peak, tracemalloc.get_traced_memory()[0] - before)
+                most = max(most, len(cache))
+    finally:
+        tracemalloc.stop()
+    assert cache.bytes <= budget
+    assert cache.older  # full: both generations hold topics
+    assert most > 2000
+    assert peak <= budget, (peak, cache.bytes)
+
+
 def test_long_topics_are_not_cached() -> None:
     # The issue's case: 4,096 distinct 120-word topics, each looked up twice, then the pattern.
     m = Matcher()

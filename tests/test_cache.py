@@ -270,6 +270,6 @@ def test_a_store_creates_nothing_the_collector_tracks() -> None:
     for topic in topics:
         cache.store(topic, topic.split("/"), result, cache.generation)  # rotates at 2048
     grown = len(gc.get_objects()) - before
-    assert len(cache) == 3000 and len(cache._trie) == 3000
+    assert len(cache) == len(cache._trie) == 3000
     assert grown < 10, grown  # the index's three lists and such, not one per topic
 

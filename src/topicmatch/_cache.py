@@ -3,20 +3,22 @@
 Keys are topics as published (strings), values the frozensets a lookup returned. A hit is one
 dict access and takes no lock.
 
-**Admission and eviction.** A topic is stored on its second miss, not its first (the
-"doorkeeper" of TinyLFU): topics seen once do not pay for a store nor push out hot ones. Topics
-longer than :data:`MAX_TOPIC_CHARS` characters or :data:`MAX_TOPIC_WORDS` words are never stored
-(they would make the cache big), nor results of more than 1/64 of ``max_bytes`` (such a set is
-held by a trie node or a DFA state already, and a few of them would fill the cache). Entries live
-in two generations: when the current one holds half of ``max_size`` topics or has been charged
-half of ``max_bytes`` (each stored topic, its index nodes and each distinct result, by
-``sys.getsizeof``), it becomes the older one and the older one is dropped; a lookup that finds its
-topic in the older generation moves it back. Hot topics thus survive, one-off ones go with their
-generation, at amortised O(1) per store and no per-entry bookkeeping (a hit stays one dict
-access; only misses look at the older generation). A store creates no object that CPython's
-cyclic collector tracks (the index below is :mod:`._topic_trie`'s): stores that made eight each
-put a quarter of the lookups' time into full collections where topics come and go
-(docs/performance.md, "The result cache and the collector").
+**Admission and eviction.** A topic is stored on its second miss, not its first (the "doorkeeper" of
+TinyLFU): topics seen once do not pay for a store nor push out hot ones. Topics longer than
+:data:`MAX_TOPIC_CHARS` characters or :data:`MAX_TOPIC_WORDS` words are never stored (they would
+make the cache big), nor results of more than 1/64 of ``max_bytes`` (such a set is held by a trie
+node or a DFA state already, and a few of them would fill the cache). Entries live in two
+generations: when the current one holds half of ``max_size`` topics or the two have been charged
+``max_bytes`` together (each stored topic, its index nodes and its result but the shared empty set,
+by ``sys.getsizeof``), it becomes the older one and the older one is dropped; a lookup that finds
+its topic in the older generation moves it back. Hot topics thus survive, one-off ones go with their
+generation, at amortised O(1) per store and no per-entry bookkeeping (a hit stays one dict access;
+only misses look at the older generation). A store creates no object that CPython's cyclic collector
+tracks (the index below is :mod:`._topic_trie`'s): stores that made eight each put a quarter of the
+lookups' time into full collections where topics come and go (docs/performance.md, "The result cache
+and the collector"). So the cache holds at most ``max_bytes`` by its charge (which errs high:
+``tests/test_bounds.py`` traces what it keeps), plus the admission record: the hashes of at most
+``max_size`` topics seen once (4.7 MB at the default 65,536 entries).
 
 **On and off.** The cache weighs what it saves against what it costs. A new cache starts off
 for :data:`MEASURE` lookups, timing one in eight of the last :data:`WINDOW` of them: the mean
@@ -126,7 +128,7 @@ class ResultCache:
         self._cost: dict[str, int] = {}  # each stored topic: the bytes it was charged
         self.bytes = 0
         # Admission: topics that missed once, cleared when full.
-        self.seen: dict[str, None] = {}
+        self.seen: dict[int, None] = {}
         self.spent_ns = 0  # time spent storing and invalidating, since the lookups last looked
         self.walk_budget = WALK_STEPS
         self.last_walk = 0  # steps of the last invalidation walk (for the tests)
@@ -134,15 +136,21 @@ class ResultCache:
     def admit(
         self, topic: str, words: list[str] | None, result: frozenset[Hashable], generation: int
     ) -> None:
-        """A miss of ``topic``: remember it the first time, store it the second."""
+        """A miss of ``topic``: remember it the first time, store it the second.
+
+        The record holds the topics' hashes, not the topics: it keeps no topic alive, and at most
+        ``max_size`` integers (about 100 bytes each with their dict slots) before it starts
+        over. Two topics of one hash share a record: the second is stored on its first miss.
+        """
         seen = self.seen
-        if topic in seen:
+        key = hash(topic)  # computed once per str and kept in it: no cost on a repeat
+        if key in seen:
             if sys.getsizeof(result) <= self.max_bytes >> 6:
                 self.store(topic, words, result, generation)
         elif len(topic) <= MAX_TOPIC_CHARS and (words is None or len(words) <= MAX_TOPIC_WORDS):
             if len(seen) >= self.max_size:
                 seen.clear()
-            seen[topic] = None
+            seen[key] = None
 
     def store(
         self, topic: str, words: list[str] | None, result: frozenset[Hashable], generation: int
@@ -169,7 +177,9 @@ class ResultCache:
             # topics share is counted several times, which only errs on the safe side), and the
             # words and the index nodes the topic adds (the last ones of its branch: once a word
             # is new, so are the words below it).
-            charge = 2 * _ENTRY_BYTES + sys.getsizeof(topic) + sys.getsizeof(result)
+            charge = 2 * _ENTRY_BYTES + sys.getsizeof(topic)
+            if result is not EMPTY:  # the one empty set every miss of every topic shares
+                charge += sys.getsizeof(result)
             if words is not None:
                 made = self._trie.add(topic, words)
                 if made:
