@@ -8,7 +8,7 @@ import importlib
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..cli._common import UsageError, require_extra
+from ..cli._common import UsageError, add_out, add_repeat, require_extra
 from .report import Progress
 
 __all__ = ["EXPERIMENTS", "add_bench_commands"]
@@ -30,20 +30,8 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
 
 
 def _common(parser: argparse.ArgumentParser, default_out: str) -> None:
-    parser.add_argument(
-        "--out",
-        type=Path,
-        metavar="DIR",
-        default=Path(default_out),
-        help=f"output directory (default: {default_out})",
-    )
-    parser.add_argument(
-        "--repeat",
-        type=int,
-        metavar="N",
-        default=5,
-        help="runs per measurement; the median is reported (default: 5)",
-    )
+    add_out(parser, default_out)
+    add_repeat(parser, "runs per measurement")
     parser.add_argument(
         "--quick", action="store_true", help="small sizes and few samples: a smoke test in under a minute"
     )

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from pathlib import Path
 from typing import Any, TextIO
 
-from ._common import UsageError, require_extra
+from ._common import UsageError, add_out, add_repeat, require_extra
 
 __all__ = ["add_bench_commands"]
 
@@ -38,20 +37,8 @@ def add_bench_commands(subparsers: Any) -> None:
             "same deliveries, and write DIR/report.md, DIR/results.json and DIR/pipeline.png."
         ),
     )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        metavar="DIR",
-        default=Path("out/bench/pipeline"),
-        help="output directory (default: out/bench/pipeline)",
-    )
-    parser.add_argument(
-        "--repeat",
-        type=int,
-        metavar="N",
-        default=5,
-        help="timed runs of route per case; the median is reported (default: 5)",
-    )
+    add_out(parser, "out/bench/pipeline")
+    add_repeat(parser, "timed runs of route per case")
     parser.add_argument(
         "--naive-repeat",
         type=int,

@@ -10,12 +10,13 @@ from __future__ import annotations
 import argparse
 import importlib
 from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
 from typing import TextIO
 
 from .._extras import EXTRAS, extra_of, install_hint
 
-__all__ = ["Runner", "UsageError", "require", "require_extra"]
+__all__ = ["Runner", "UsageError", "add_out", "add_repeat", "require", "require_extra"]
 
 Runner = Callable[[argparse.Namespace, TextIO, TextIO, TextIO], int]
 
@@ -38,3 +39,15 @@ def require_extra(extra: str) -> None:
     """Fail, as :func:`require` does, unless every module of ``extra`` can be imported."""
     for module in EXTRAS[extra]:
         require(module)
+
+
+def add_out(parser: argparse.ArgumentParser, default: str) -> None:
+    """The ``--out DIR`` of a benchmark command (its reports go to out/bench/NAME by default)."""
+    help_text = f"output directory (default: {default})"
+    parser.add_argument("--out", type=Path, metavar="DIR", default=Path(default), help=help_text)
+
+
+def add_repeat(parser: argparse.ArgumentParser, what: str, default: int = 5) -> None:
+    """The ``--repeat N`` of a benchmark command; ``what`` says what is repeated."""
+    help_text = f"{what}; the median is reported (default: {default})"
+    parser.add_argument("--repeat", type=int, metavar="N", default=default, help=help_text)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..._progress import Progress
-from ...cli._common import UsageError, require_extra
+from ...cli._common import UsageError, add_out, require_extra
 
 __all__ = ["add_bench_commands", "parse_size"]
 
@@ -104,9 +104,7 @@ def add_bench_commands(subparsers: Any) -> None:
         metavar="RESULT.json",
         help="only draw these saved runs in one chart",
     )
-    latency.add_argument(
-        "--out", type=Path, metavar="DIR", default=Path("out/bench/latency"), help="output directory"
-    )
+    add_out(latency, "out/bench/latency")
     latency.set_defaults(run=_run_latency)
 
     commitlog = subparsers.add_parser(
@@ -143,9 +141,7 @@ def add_bench_commands(subparsers: Any) -> None:
     commitlog.add_argument("--skip-latency", action="store_true", help="only the throughput runs")
     commitlog.add_argument("--skip-throughput", action="store_true", help="only the latency runs")
     commitlog.add_argument("--quick", action="store_true", help="short runs: a smoke test in about a minute")
-    commitlog.add_argument(
-        "--out", type=Path, metavar="DIR", default=Path("out/bench/commitlog"), help="output directory"
-    )
+    add_out(commitlog, "out/bench/commitlog")
     commitlog.set_defaults(run=_run_commitlog)
 
 
