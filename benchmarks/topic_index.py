@@ -7,11 +7,16 @@ An MQTT broker's retained messages: STORED topics (default 1,000,000): 90 % devi
 could send, the time of ``TopicIndex.match`` and of the scan it replaces (every stored topic
 tested against the filter: a one-subscription ``Matcher`` per filter, ``lookup`` per topic,
 which is what a broker without an index does), medians of ROUNDS (default 3; the scan once per
-filter, it takes seconds). Both answers are compared.
+filter, it takes seconds). Both answers are compared. Also the time of one full collection of
+CPython's cyclic collector with the store alive: what the store adds to every such collection of
+the program holding it.
+
+    PYTHONPATH=OTHER/src .venv/bin/python benchmarks/topic_index.py    # another version
 """
 
 from __future__ import annotations
 
+import gc
 import statistics
 import sys
 import time
@@ -27,6 +32,9 @@ def main(stored: int, rounds: int) -> None:
     for i, topic in enumerate(topics):
         index.set(topic, i)
     print(f"{len(index):,} stored topics, built in {time.perf_counter() - start:.1f} s", flush=True)
+    start = time.perf_counter()
+    gc.collect()  # what the store adds to every full collection of the program holding it
+    print(f"a full collection with the store alive: {(time.perf_counter() - start) * 1e3:.0f} ms", flush=True)
     filters = ["devices/d4242/state", "devices/d4242/+", "site/17/#", "site/+/room3/temp", "+/+/state"]
     for pattern in filters:
         runs = []
