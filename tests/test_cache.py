@@ -272,4 +272,3 @@ def test_a_store_creates_nothing_the_collector_tracks() -> None:
     grown = len(gc.get_objects()) - before
     assert len(cache) == len(cache._trie) == 3000
     assert grown < 10, grown  # the index's three lists and such, not one per topic
-

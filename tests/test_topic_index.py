@@ -74,4 +74,3 @@ def test_stored_topics_add_nothing_the_collector_tracks() -> None:
         index.set(topic, i)  # small ints: the values add nothing either
     assert len(gc.get_objects()) - before < 10
     assert index.match("devices/d7/+") == {"devices/d7/state": 7}
-
