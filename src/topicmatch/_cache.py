@@ -14,8 +14,8 @@ by ``sys.getsizeof``), it becomes the older one and the older one is dropped; a 
 its topic in the older generation moves it back. Hot topics thus survive, one-off ones go with their
 generation, at amortised O(1) per store and no per-entry bookkeeping (a hit stays one dict access;
 only misses look at the older generation). A store creates no object that CPython's cyclic collector
-tracks (the index below is :mod:`._topic_trie`'s): stores that made eight each put a quarter of the
-lookups' time into full collections where topics come and go (docs/performance.md, "The result cache
+tracks (the index below is :mod:`._topic_trie`'s): stores that made eight each put over a third of
+the lookups' time into collections where topics come and go (docs/performance.md, "The result cache
 and the collector"). So the cache holds at most ``max_bytes`` by its charge (which errs high:
 ``tests/test_bounds.py`` traces what it keeps), plus the admission record: the hashes of at most
 ``max_size`` topics seen once (4.7 MB at the default 65,536 entries).

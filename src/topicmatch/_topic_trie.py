@@ -10,11 +10,11 @@ a wildcard fans out over, never the rest of the store.
 **Invisible to the cyclic collector.** Node ``n`` is a number: ``kids[n]`` is its dict of
 word -> child number, ``up[n]`` and ``word[n]`` its parent and the word leading to it,
 ``topic_at`` maps a node to the topic ending there and ``leaf`` a topic to its node. CPython's
-collector does not track a dict that holds only strings and integers, so the store holds three
+collector does not track a dict that holds only strings and integers, so the store holds four
 lists for it to traverse whatever its size, and adding a topic creates no object it tracks. A node
-object with a dict of node objects made two per node: the result cache's stores then made a
-quarter of a lookup's time go to full collections on the workload matrix's *unmatched* row,
-whose topics come and go through the cache (docs/performance.md, "The result cache and the
+object with a dict of node objects made two per node: the result cache's stores then put over a
+third of the lookups' time into collections on the workload matrix's *unmatched* row, whose
+topics come and go through the cache (docs/performance.md, "The result cache and the
 collector"). Numbers of removed nodes are reused (``free``).
 
 Not thread-safe: its owners hold their lock around every call.
@@ -49,9 +49,6 @@ class TopicTrie:
 
     def __len__(self) -> int:
         return len(self.leaf)
-
-    def __contains__(self, topic: str) -> bool:
-        return topic in self.leaf
 
     def add(self, topic: str, words: list[str]) -> int:
         """Store ``topic``, whose words are ``words``; the number of nodes made. O(words).
@@ -98,16 +95,6 @@ class TopicTrie:
             self.free.append(node)
             node = parent
         return True
-
-    def words_of(self, topic: str) -> list[str]:
-        """The words of a stored ``topic``, read back up its branch. O(words)."""
-        node = self.leaf[topic]
-        words = []
-        while node:
-            words.append(self.word[node])
-            node = self.up[node]
-        words.reverse()
-        return words
 
     def matching(self, tokens: Tokens, dollar: bool, budget: int = -1) -> list[str] | None:
         """The stored topics the pattern ``tokens`` matches, or None once the walk has taken
