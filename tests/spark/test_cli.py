@@ -301,6 +301,49 @@ def test_the_log_settings_file_is_private_and_never_a_planted_one(tmp_path: Path
             planted.unlink()
 
 
+class _Builder:
+    """SparkSession.builder's chain, recording the settings instead of starting a JVM."""
+
+    def __init__(self) -> None:
+        self.settings: dict[str, str] = {}
+
+    def appName(self, _name: str) -> _Builder:
+        return self
+
+    def master(self, master: str) -> _Builder:
+        self.settings["master"] = master
+        return self
+
+    def config(self, key: str, value: str) -> _Builder:
+        self.settings[key] = value
+        return self
+
+    def getOrCreate(self) -> dict[str, str]:
+        return self.settings
+
+
+@pytest.mark.parametrize(("master", "split"), [(None, True), ("local[2]", True), ("spark://h:7077", False)])
+def test_local_jobs_get_several_tasks_per_core(
+    monkeypatch: pytest.MonkeyPatch, master: str | None, split: bool
+) -> None:
+    """The progress line counts finished tasks: with one task per core it stood at 0 until the
+    end of `make demo`. Local sessions ask for four file partitions per core; a cluster's
+    parallelism is left to Spark."""
+    builder = _Builder()
+    fake = type("FakeSession", (), {"builder": builder, "getActiveSession": staticmethod(lambda: None)})
+    monkeypatch.setattr(_session, "SparkSession", fake)
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    settings: dict[str, str] = _session.session(master)  # type: ignore[assignment]
+    expected = str(4 * (os.cpu_count() or 1)) if split else None
+    assert settings.get("spark.sql.files.minPartitionNum") == expected
+    assert (
+        _session.session(master, {"spark.sql.files.minPartitionNum": "3"})[  # type: ignore[index]
+            "spark.sql.files.minPartitionNum"
+        ]
+        == "3"
+    )  # --conf wins
+
+
 def test_what_can_fail_before_spark_starts_fails_at_once(
     data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

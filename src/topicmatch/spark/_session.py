@@ -73,6 +73,12 @@ def session(master: str | None, conf: Mapping[str, str] | None = None, ui: bool 
         "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
     }
 
+    if master is not None and _local(master):
+        # Several tasks per core rather than one: the progress line counts finished tasks and
+        # their messages (an accumulator reports at a task's end), and with one task per core
+        # `make demo` showed "tasks 0/2, 0 messages" until the job was over. Local mode only: on
+        # a cluster Spark's default (the cluster's parallelism) is left alone.
+        defaults["spark.sql.files.minPartitionNum"] = str(4 * (os.cpu_count() or 1))
     for key, value in {**defaults, **(conf or {})}.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()  # type: ignore[no-any-return]
