@@ -19,7 +19,7 @@ from .._progress import Progress
 from ..cli._common import UsageError
 from ._generate import generate
 from ._io import parse_since, spark_error
-from ._pipeline import RouteJob, run_batch
+from ._pipeline import RouteJob, already_exists, run_batch
 from ._session import session
 from ._stream import StreamRouter
 
@@ -83,9 +83,9 @@ def _check_before_spark(job: RouteJob, stream: bool) -> None:
     if _local(job.messages) and not os.path.exists(messages):
         raise UsageError(f"cannot read messages {job.messages}: no such file or directory")
     if not stream and not job.overwrite and _local(job.out):
-        for path in (job.deliveries_path, job.quarantine_path, job.summary_path):
+        for path in job.outputs:  # clear_outputs' first rule, checked again once Spark runs
             if os.path.exists(path.removeprefix("file:")):
-                raise UsageError(f"{path} already exists; pass --overwrite to replace it")
+                raise UsageError(already_exists(path))
 
 
 def run_route(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:

@@ -35,7 +35,7 @@ from ._stats import Counts, StatsParam, top_subscribers
 from ._subscriptions import Subscriptions
 from ._summary import Summary
 
-__all__ = ["RouteJob", "run_batch"]
+__all__ = ["RouteJob", "already_exists", "run_batch"]
 
 
 @dataclass
@@ -70,6 +70,13 @@ class RouteJob:
     def summary_path(self) -> str:
         return self.out.rstrip("/") + "/summary.json"
 
+    @property
+    def outputs(self) -> dict[str, str]:
+        """What the job writes under ``out``: path -> kind (:meth:`FileSystem.foreign`). The one
+        list that :func:`clear_outputs`, the stream's preparation and the checks the command
+        makes before Spark starts all use."""
+        return {self.deliveries_path: "output", self.quarantine_path: "output", self.summary_path: "summary"}
+
     def quarantine_of(self, messages: DataFrame) -> DataFrame:
         """The messages this job cannot deliver, with the reason (batch or stream alike)."""
         return quarantine(
@@ -102,13 +109,18 @@ def _routed(stats: Any) -> tuple[int, int]:
     return sum(c.messages for c in values), sum(c.deliveries for c in values)
 
 
+def already_exists(path: str) -> str:
+    """The error of an output that is there already, without ``--overwrite``."""
+    return f"{path} already exists; pass --overwrite to replace it"
+
+
 def clear_outputs(fs: FileSystem, paths: dict[str, str], overwrite: bool) -> None:
     """Refuse, before anything is deleted, to replace an output without ``--overwrite`` or one
     that holds something this tool did not write (``paths``: path -> kind, see
     :meth:`FileSystem.foreign`). The caller then deletes the paths."""
     existing = [path for path in paths if fs.exists(path)]
     if existing and not overwrite:
-        raise SparkPipelineError(f"{existing[0]} already exists; pass --overwrite to replace it")
+        raise SparkPipelineError(already_exists(existing[0]))
     for path, kind in paths.items():
         odd = fs.foreign(path, kind)
         if odd is not None:
@@ -131,7 +143,7 @@ def run_batch(
     fs = FileSystem(spark)
     frame, _ = read_messages(spark, job.messages, job.messages_format, job.topic_col)
     frame = select_messages(frame, job.from_offset, job.since)
-    outputs = {job.deliveries_path: "output", job.quarantine_path: "output", job.summary_path: "summary"}
+    outputs = job.outputs
     clear_outputs(fs, outputs, job.overwrite)
     stats = spark.sparkContext.accumulator({}, StatsParam())
     deliveries = _route(frame, table, job.topic_col, "subscriber", job.max_message_bytes, stats=stats)

@@ -131,12 +131,7 @@ class StreamRouter:
     def _prepare_outputs(self) -> None:
         job, fs = self.job, self._fs
         if job.overwrite:
-            outputs = {
-                job.deliveries_path: "output",
-                job.quarantine_path: "output",
-                job.summary_path: "summary",
-                self.checkpoint: "checkpoint",
-            }
+            outputs = {**job.outputs, self.checkpoint: "checkpoint"}
             clear_outputs(fs, outputs, overwrite=True)
             for path in outputs:
                 fs.delete(path)  # checked by clear_outputs: written by this tool
