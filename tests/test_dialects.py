@@ -6,6 +6,8 @@ import re
 from collections.abc import Callable
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from topicmatch import (
     ConfigurationError,
@@ -15,6 +17,8 @@ from topicmatch import (
     TopicMatchError,
     make_dialect,
 )
+
+from .strategies import TOPICS
 
 # (pattern, topic, matches?)
 AMQP_CASES = [
@@ -240,3 +244,31 @@ def test_dialect_objects() -> None:
     assert d.pedantic
     assert not d.dollar_rule
     assert "pedantic=True" in repr(d)
+
+
+@pytest.mark.parametrize("dialect", ["amqp", "mqtt", "nats"])
+@given(data=st.data())
+def test_a_plain_topic_is_its_split(dialect: str, data: st.DataObject) -> None:
+    """Dialect.plain_topics: the topics a batch engine may split itself (the Spark workers do,
+    in Arrow) are exactly parsed as a split by the dialect's own parser."""
+    d = make_dialect(dialect)
+    regex, max_chars = d.plain_topics()
+    topic = data.draw(st.one_of(TOPICS[dialect](), st.from_regex(regex, fullmatch=True)))
+    if re.fullmatch(regex, topic) and len(topic) <= max_chars and topic.count(d.separator) < d.max_words:
+        assert d.parse_topic(topic) == topic.split(d.separator)
+
+
+def test_the_matchers_dfa_walks_as_lookup_does() -> None:
+    """Matcher.stable_dfa, for batch engines: its walk gives lookup's answer; None elsewhere."""
+    m = Matcher(dialect="mqtt")
+    m.subscribe_many([("a/+", 1), ("a/#", 2), ("+/b", 3)])
+    assert Matcher("trie").stable_dfa() is None
+    dfa = m.stable_dfa()
+    assert dfa is not None
+    for topic in ["a/b", "a", "x/b", "a/b/c", "q"]:
+        state = dfa.root
+        for word in topic.split("/"):
+            state = dfa.advance(state, word)
+        assert dfa.subscribers(state) == m.lookup(topic), topic
+    m.subscribe("q", 4)
+    assert m.stable_dfa() is not dfa  # a write ends the version it described

@@ -288,6 +288,18 @@ class Dialect:
             raise InvalidTopicError(name, topic, f"has {len(words)} words; the limit is {self.max_words}")
         return words
 
+    def plain_topics(self) -> tuple[str, int]:
+        """A regular expression and a length in characters that together pick out the *plain*
+        topics: ordinary ASCII words (letters, digits, ``_``, ``-``, none empty) joined by the
+        separator, no longer than the parser's fast path. Of a plain topic, every dialect's
+        parser returns ``topic.split(separator)`` (with at most ``max_words`` words: a caller
+        checks that count itself). For batch engines that validate many topics at once (the
+        Spark workers do it in Arrow); anything else must go through :meth:`parse_topic`.
+        """
+        word = r"[A-Za-z0-9_\-]+"
+        sep = re.escape(self.separator)
+        return f"^{word}(?:{sep}{word})*$", self._ascii_safe_len
+
     def topic_parser(self) -> Callable[[str], list[str] | None]:
         """A function equivalent to :meth:`parse_topic`, fast on ordinary topics.
 

@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Hashable, Iterable
-from typing import ClassVar, Final
+from typing import TYPE_CHECKING, ClassVar, Final
 
 from ._algebra import TopicRules, overlaps
 from ._words import Tokens
+
+if TYPE_CHECKING:
+    from ._dfa import DFA
 
 __all__ = ["EMPTY", "Index", "Item"]
 
@@ -67,6 +70,11 @@ class Index(abc.ABC):
         The default scans every pattern; the trie walks only the branches the pattern reaches.
         """
         return [(pattern, subs) for pattern, other, subs in self.items() if overlaps(tokens, other, rules)]
+
+    def stable_dfa(self) -> DFA | None:
+        """The DFA of the current state, for a caller that walks topics itself; None here (only
+        the trie behind the default has one: :meth:`~._trie.TrieIndex.stable_dfa`)."""
+        return None
 
     @abc.abstractmethod
     def items(self) -> list[Item]:

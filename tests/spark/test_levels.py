@@ -104,7 +104,9 @@ def test_a_full_dfa_still_gives_exact_results() -> None:
     pairs = [("a.*", "x"), ("*.b", "y"), ("a.#", "z"), ("c", "x")]
     table = Subscriptions.from_pairs(pairs)
     compiled = Compiled("amqp", False, table.payload())
-    compiled.matcher._index.stable_dfa().max_bytes = 2  # type: ignore[attr-defined]
+    dfa = compiled.matcher.stable_dfa()
+    assert dfa is not None
+    dfa.max_bytes = 2
     topics: list[str | None] = ["a.b", "a.c", "q.b", "c", "a", "a.b.c", "c.c", "a.b"]
     for _ in range(3):
         assert _got(table, compiled, topics) == _expected(table, topics)

@@ -23,7 +23,6 @@ dict access: the DFA is the cache across batches. The result is the same as the 
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -36,10 +35,6 @@ if TYPE_CHECKING:
     from .._dfa import DFA
 
 __all__ = ["LevelWalker", "factorize"]
-
-#: A word every dialect accepts as it is, in a topic: no separator, wildcard, '$', space, control
-#: character or non-ASCII letter. Anything else goes to the dialect's own parser.
-PLAIN_WORD = r"[A-Za-z0-9_\-]+"
 
 Int64Array = np.ndarray[Any, np.dtype[np.int64]]
 BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
@@ -69,11 +64,8 @@ class LevelWalker:
         #: The subscribers of a topic whose walk ends in the given state.
         self.subscribers = dfa.subscribers
         self._separator = dialect.separator
-        sep = re.escape(dialect.separator)
-        self._plain = f"^{PLAIN_WORD}(?:{sep}{PLAIN_WORD})*$"
-        # ASCII only, so characters are bytes: within max_bytes, and within the parsers' own
-        # fast-path length (max_bytes // 4) so that plain topics are exactly their fast path.
-        self._max_chars = dialect.max_bytes // 4
+        # The dialect says which topics its parser would simply split (Dialect.plain_topics).
+        self._plain, self._max_chars = dialect.plain_topics()
         self._max_separators = dialect.max_words - 1
 
     def plain(self, topics: pa.Array) -> BoolArray:

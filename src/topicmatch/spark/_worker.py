@@ -38,7 +38,6 @@ from .._collector import collector_paused
 from .._dialects import make_dialect
 from .._errors import InvalidTopicError
 from .._matcher import Matcher
-from .._trie import TrieIndex
 from ._levels import LevelWalker, factorize
 from ._stats import Counts
 from ._subscriptions import unpack_payload
@@ -146,8 +145,7 @@ class Compiled:
         self._arrays: dict[frozenset[Hashable], IdArray] = {}
         self._by_state: dict[Any, IdArray] = {}  # DFA state -> the array of its subscribers
         # Nothing writes to this matcher any more, so its DFA stays exact: walk it directly.
-        index = self.matcher._index
-        dfa = index.stable_dfa() if isinstance(index, TrieIndex) else None
+        dfa = self.matcher.stable_dfa()
         self._walker = LevelWalker(make_dialect(dialect, pedantic=pedantic), dfa) if dfa else None
 
     @property
