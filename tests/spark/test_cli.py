@@ -327,14 +327,14 @@ def test_local_jobs_get_several_tasks_per_core(
     monkeypatch: pytest.MonkeyPatch, master: str | None, split: bool
 ) -> None:
     """The progress line counts finished tasks: with one task per core it stood at 0 until the
-    end of `make demo`. Local sessions ask for four file partitions per core; a cluster's
-    parallelism is left to Spark."""
+    end of `make demo`. Local sessions ask for four file partitions per core, at least 16; a
+    cluster's parallelism is left to Spark."""
     builder = _Builder()
     fake = type("FakeSession", (), {"builder": builder, "getActiveSession": staticmethod(lambda: None)})
     monkeypatch.setattr(_session, "SparkSession", fake)
     monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
     settings: dict[str, str] = _session.session(master)  # type: ignore[assignment]
-    expected = str(4 * (os.cpu_count() or 1)) if split else None
+    expected = str(max(16, 4 * (os.cpu_count() or 1))) if split else None
     assert settings.get("spark.sql.files.minPartitionNum") == expected
     assert (
         _session.session(master, {"spark.sql.files.minPartitionNum": "3"})[  # type: ignore[index]

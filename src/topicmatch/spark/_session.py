@@ -76,9 +76,11 @@ def session(master: str | None, conf: Mapping[str, str] | None = None, ui: bool 
     if master is not None and _local(master):
         # Several tasks per core rather than one: the progress line counts finished tasks and
         # their messages (an accumulator reports at a task's end), and with one task per core
-        # `make demo` showed "tasks 0/2, 0 messages" until the job was over. Local mode only: on
-        # a cluster Spark's default (the cluster's parallelism) is left alone.
-        defaults["spark.sql.files.minPartitionNum"] = str(4 * (os.cpu_count() or 1))
+        # `make demo` showed "tasks 0/2, 0 messages" until the job was over. At least 16, so
+        # that the count moves every sixteenth of the work where the input has the row groups
+        # to split (docs/pipeline.md measures the cost: none on the demo). Local mode only: on a
+        # cluster Spark's default (the cluster's parallelism) is left alone.
+        defaults["spark.sql.files.minPartitionNum"] = str(local_splits())
     for key, value in {**defaults, **(conf or {})}.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()  # type: ignore[no-any-return]
@@ -113,6 +115,11 @@ def _log_config() -> str:
 def _remove(path: str) -> None:
     with contextlib.suppress(OSError):
         os.unlink(path)
+
+
+def local_splits() -> int:
+    """Input splits a local job asks Spark for: four per core, at least 16."""
+    return max(16, 4 * (os.cpu_count() or 1))
 
 
 class JobProgress:
