@@ -287,8 +287,8 @@ def finish_leaves(
 
     While one node is alive and has no ``*`` child, the walk follows its literal child alone,
     with no list: a walk that leaves the table at the first word (a topic nobody subscribed to)
-    or runs down a branch of literals costs a dict access per word (docs/performance.md,
-    "Where 2x paho stops being reachable", measures it).
+    or runs down a branch of literals costs a dict access per word (what such a lookup costs
+    in all: docs/performance.md, "Where 2x paho stops being reachable").
     """
     rest = iter(words)
     if len(frontier) == 1:
