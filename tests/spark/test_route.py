@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from topicmatch import Matcher
 from topicmatch.spark import (
     InvalidSubscriptionError,
     MessagesError,
+    SparkPipelineError,
     Subscriptions,
     SubscriptionsError,
     quarantine,
@@ -211,3 +213,24 @@ def test_bad_messages(spark: SparkSession) -> None:
 def test_the_reference_matcher_is_the_core_one() -> None:
     table = Subscriptions.from_pairs([("a.*", "x")])
     assert isinstance(table.matcher(), Matcher)
+
+
+def test_workers_that_cannot_import_topicmatch_fail_in_one_line(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session made from a virtual environment that is not activated runs its workers with the
+    system's python3; the first action then failed with 60 lines of Py4J trace. Now route()
+    and quarantine() say so at once, in one line, with the fix."""
+    python = tmp_path / "python3"
+    python.write_text("#!/bin/sh\nexit 1\n")  # an interpreter without topicmatch, as far as we can tell
+    python.chmod(0o755)
+    monkeypatch.setattr(spark.sparkContext, "pythonExec", str(python))
+    frame = spark.createDataFrame([("a.b",)], "topic string")
+    calls: list[Callable[[], DataFrame]] = [lambda: route(frame, [("a.*", "x")]), lambda: quarantine(frame)]
+    for call in calls:
+        with pytest.raises(SparkPipelineError) as caught:
+            call()
+        message = str(caught.value)
+        assert message.startswith(f"Spark's Python workers run {python}, which cannot import topicmatch")
+        assert "PYSPARK_PYTHON=" in message
+        assert "\n" not in message

@@ -8,17 +8,23 @@ the job before any work) and travel to the workers inside the mapped function, a
 
 from __future__ import annotations
 
+import functools
+import os
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_type
 from pyspark.sql.types import ArrayType, StringType, StructField, StructType
 
 from .._dialects import make_dialect
-from ._errors import MessagesError, SubscriptionsError
+from ._errors import MessagesError, SparkPipelineError, SubscriptionsError
 from ._subscriptions import Subscriptions
 from ._worker import QuarantineFunction, RouteFunction
 
@@ -142,6 +148,7 @@ def _around_arrow(
     projection, which costs nothing. With ``explode``, the added column (a list) becomes one
     row per element.
     """
+    check_workers(messages.sparkSession)
     names = messages.columns
     positional = [f"_c{i}" for i in range(len(names))]
     fields = [
@@ -153,6 +160,42 @@ def _around_arrow(
     return mapped.select(
         *[F.col(p).alias(n) for p, n in zip(positional, names, strict=True)], last.alias(name)
     )
+
+
+def check_workers(spark: Any) -> None:
+    """In local mode, fail with one line unless Spark's Python workers can import topicmatch.
+
+    A session created from a virtual environment that is not activated runs its workers with
+    the system's ``python3``: the job then failed at its first action with 60 lines of Py4J
+    trace ending in ``No module named 'topicmatch'``. The workers' interpreter is asked once per
+    process (a subprocess, tens of milliseconds); on a cluster, or through Spark Connect, the
+    workers are on other machines and are not checked here.
+    """
+    try:
+        context = spark.sparkContext
+    except (PySparkException, AttributeError):  # Spark Connect: no SparkContext on the client
+        return
+    if not str(context.master).startswith("local"):
+        return
+    python = context.pythonExec
+    if not _imports_topicmatch(python):
+        raise SparkPipelineError(
+            f"Spark's Python workers run {python}, which cannot import topicmatch: create the Spark "
+            f"session with PYSPARK_PYTHON={sys.executable} set (or from the activated virtual environment)"
+        )
+
+
+@functools.cache
+def _imports_topicmatch(python: str) -> bool:
+    """Whether the interpreter ``python`` (a path or a command) can import topicmatch."""
+    if os.path.abspath(shutil.which(python) or python) == sys.executable:
+        return True  # this very interpreter (not its symlink's target: a venv is its path)
+    try:
+        command = [python, "-c", "import topicmatch"]
+        done = subprocess.run(command, capture_output=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
 
 
 def quarantine(
