@@ -135,6 +135,33 @@ def test_messages_as_json_and_csv(spark: SparkSession, tmp_path: Path) -> None:
         assert out.startswith("routed 2 messages -> 3 deliveries")
 
 
+def test_a_malformed_json_line_is_quarantined_as_such(spark: SparkSession, tmp_path: Path) -> None:
+    """Spark reads a JSON line it cannot parse as a row of nulls plus its internal
+    `_corrupt_record` column: it was quarantined as "the topic is null" and the deliveries grew
+    an all-null `_corrupt_record` column. The reason says what is wrong; no internal column."""
+    subs = tmp_path / "subs.tsv"
+    subs.write_text("a.*\tx\n", encoding="utf-8")
+    clean, broken = tmp_path / "clean.jsonl", tmp_path / "broken.jsonl"
+    clean.write_text('{"offset": 1, "topic": "a.b"}\n{"offset": 2, "topic": "a.c"}\n')
+    broken.write_text('{"offset": 1, "topic": "a.b"}\n{"offset": 2, "topic": "a.c"\n')
+    columns = {}
+    for log in (clean, broken):
+        out = tmp_path / f"o-{log.stem}"
+        code, _ = run(
+            ["route", "--messages", str(log), "--subscriptions", str(subs), "--out", str(out), "--quiet"]
+        )
+        assert code == 0
+        deliveries = spark.read.parquet(str(out / "deliveries"))
+        columns[log.stem] = deliveries.columns
+        assert "_corrupt_record" not in deliveries.columns
+    assert columns["broken"] == columns["clean"]
+    quarantined = spark.read.parquet(str(tmp_path / "o-broken" / "quarantine"))
+    assert "_corrupt_record" not in quarantined.columns
+    assert [row["reason"] for row in quarantined.collect()] == [
+        'not valid JSON: {"offset": 2, "topic": "a.c"'
+    ]
+
+
 def _err(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
     capsys.readouterr()
     code, out = run(argv)

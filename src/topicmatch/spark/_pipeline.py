@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from ._errors import SparkPipelineError
 from ._io import (
@@ -36,6 +37,12 @@ from ._subscriptions import Subscriptions
 from ._summary import Summary
 
 __all__ = ["RouteJob", "already_exists", "run_batch"]
+
+
+#: Spark's column for a JSON line it could not parse (its PERMISSIVE mode adds it to a log that has
+#: one); and how much of such a line a quarantine reason shows.
+CORRUPT = "_corrupt_record"
+MAX_SHOWN = 200
 
 
 @dataclass
@@ -77,14 +84,33 @@ class RouteJob:
         makes before Spark starts all use."""
         return {self.deliveries_path: "output", self.quarantine_path: "output", self.summary_path: "summary"}
 
+    def deliveries_of(self, messages: DataFrame, table: Subscriptions, stats: Any) -> DataFrame:
+        """The deliveries of ``messages`` (batch or stream alike), without Spark's column of
+        unparsable JSON lines (:data:`CORRUPT`): the output has the same columns whether the
+        log was clean or not."""
+        routed = _route(messages, table, self.topic_col, "subscriber", self.max_message_bytes, stats=stats)
+        return routed.drop(CORRUPT) if CORRUPT in routed.columns else routed
+
     def quarantine_of(self, messages: DataFrame) -> DataFrame:
-        """The messages this job cannot deliver, with the reason (batch or stream alike)."""
-        return quarantine(
+        """The messages this job cannot deliver, with the reason (batch or stream alike).
+
+        A JSON line Spark could not parse comes as a row of nulls with the line in
+        :data:`CORRUPT`: its reason says so and shows the line's start (not "the topic is
+        null"), and the column itself is not in the output.
+        """
+        bad = quarantine(
             messages,
             topic_col=self.topic_col,
             dialect=self.dialect,
             pedantic=self.pedantic,
             max_message_bytes=self.max_message_bytes,
+        )
+        if CORRUPT not in bad.columns:
+            return bad
+        line = F.col(CORRUPT)
+        reason = F.concat(F.lit("not valid JSON: "), F.substring(line, 1, MAX_SHOWN))
+        return bad.withColumn("reason", F.when(line.isNotNull(), reason).otherwise(F.col("reason"))).drop(
+            CORRUPT
         )
 
     def load_subscriptions(self) -> Subscriptions:
@@ -146,7 +172,7 @@ def run_batch(
     outputs = job.outputs
     clear_outputs(fs, outputs, job.overwrite)
     stats = spark.sparkContext.accumulator({}, StatsParam())
-    deliveries = _route(frame, table, job.topic_col, "subscriber", job.max_message_bytes, stats=stats)
+    deliveries = job.deliveries_of(frame, table, stats)
     check_output_format(deliveries.schema, job.format)
     for stale in outputs:
         fs.delete(stale)  # checked by clear_outputs: written by this tool, and --overwrite given

@@ -41,7 +41,6 @@ from ._io import (
     writer_options,
 )
 from ._pipeline import RouteJob, clear_outputs
-from ._route import _route
 from ._stats import Counts, StatsParam, top_subscribers
 from ._subscriptions import Subscriptions, fingerprint
 from ._summary import Summary
@@ -160,9 +159,7 @@ class StreamRouter:
             check_output_format(bad.schema, job.format)
             queries.append(self._start(bad, job.quarantine_path, "quarantine"))
             while True:
-                routed = _route(
-                    source, table, job.topic_col, "subscriber", job.max_message_bytes, stats=self._stats
-                )
+                routed = job.deliveries_of(source, table, self._stats)
                 check_output_format(routed.schema, job.format)
                 query = self._start(routed, job.deliveries_path, "deliveries")
                 queries.append(query)
