@@ -214,3 +214,44 @@ def test_overwrite_deletes_no_checkpoint_it_did_not_write(log: pa.Table, tmp_pat
     (ckpt / "notes.txt").unlink()
     assert stream(subs, inbox, out, ckpt, "--overwrite")[0] == 0
     assert stream(subs, inbox, out, ckpt, "--overwrite")[0] == 0  # its own checkpoint it replaces
+
+
+def test_a_malformed_json_line_arriving_later_is_quarantined_as_such(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A stream started on valid JSON files infers a schema without Spark's column for lines it
+    cannot parse: a later malformed line came out as "the topic is null". Its reason now says
+    what is wrong, and no internal column reaches either output."""
+    subs, inbox, out, ckpt = tmp_path / "s.tsv", tmp_path / "in", tmp_path / "out", tmp_path / "ckpt"
+    write_subs(subs, [("a.*", "x")])
+    inbox.mkdir()
+
+    def put(name: str, text: str) -> None:
+        temporary = tmp_path / f".{name}"
+        temporary.write_text(text)
+        os.replace(temporary, inbox / name)
+
+    put("m00.json", '{"offset": 1, "topic": "a.b"}\n')
+    job = RouteJob(messages=str(inbox), subscriptions=str(subs), out=str(out))
+    router = StreamRouter(
+        spark, job, str(ckpt), trigger_seconds=0.3, poll_seconds=0.2, log=lambda _line: None
+    )
+    results: list[Any] = []
+    thread = threading.Thread(target=lambda: results.append(router.run(timeout=150)), daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: len(router.batches) >= 1 or not thread.is_alive(), "the first batch")
+        put("m01.json", '{"offset": 2, "topic": "a.c"}\n{"offset": 3, "topic": "a.d"\n')
+        wait_for(lambda: len(router.batches) >= 2 or not thread.is_alive(), "the second batch")
+    finally:
+        router.stop()
+        thread.join(timeout=60)
+    assert results
+    deliveries = spark.read.parquet(str(out / "deliveries"))
+    assert "_corrupt_record" not in deliveries.columns
+    assert sorted(row["offset"] for row in deliveries.collect()) == [1, 2]
+    quarantined = spark.read.parquet(str(out / "quarantine"))
+    assert "_corrupt_record" not in quarantined.columns
+    assert [row["reason"] for row in quarantined.collect()] == [
+        'not valid JSON: {"offset": 3, "topic": "a.d"'
+    ]

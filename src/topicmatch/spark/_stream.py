@@ -26,6 +26,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
+from pyspark.sql.types import StringType, StructField, StructType
 
 from .._errors import TopicMatchError
 from ._errors import MessagesError, SparkPipelineError
@@ -40,7 +41,7 @@ from ._io import (
     stream_schema,
     writer_options,
 )
-from ._pipeline import RouteJob, clear_outputs
+from ._pipeline import CORRUPT, RouteJob, clear_outputs
 from ._stats import Counts, StatsParam, top_subscribers
 from ._subscriptions import Subscriptions, fingerprint
 from ._summary import Summary
@@ -105,6 +106,11 @@ class StreamRouter:
             )
         fmt = detect_format(fs, job.messages, job.messages_format)
         schema = stream_schema(self.spark, job.messages, fmt, job.topic_col)
+        if fmt == "json" and CORRUPT not in schema.fieldNames():
+            # The files there at the start were all valid JSON, so the inferred schema has no
+            # column for a line Spark cannot parse; with it, a later such line is quarantined
+            # as not valid JSON (RouteJob.quarantine_of) rather than as a null topic.
+            schema = StructType([*schema.fields, StructField(CORRUPT, StringType())])
         reader = self.spark.readStream.schema(schema).format(fmt)
         if fmt == "csv":
             reader = reader.option("header", "true")
