@@ -313,12 +313,7 @@ def finish_leaves(
                     found.append(subs_of(child.hash))
             break
         else:
-            subs = node.subs
-            if subs:
-                found.append(subs)
-            elif subs is None:
-                found.append(materialize(node))
-            return union_of(found)
+            frontier = [node]  # every word taken: the collection below finishes
     for word in rest:
         nxt: list[Node] = []
         for node in frontier:
