@@ -82,6 +82,24 @@ def test_the_cache_keeps_within_its_byte_bound() -> None:
     assert peak <= budget, (peak, cache.bytes)
 
 
+def test_the_admission_record_keeps_hashes_not_topics() -> None:
+    """The record of topics seen once, full at the default size: under 5 MB (4.7 MB documented)
+    and not the topics themselves (they are freed once looked up)."""
+    cache = _cache.ResultCache(65536)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(65536):
+            cache.admit(f"site{i % 50}/device-{i:08d}/temperature", None, frozenset(), cache.generation)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(cache.seen) == 65536
+    assert len(cache) == 0  # first misses: remembered, not stored
+    assert grown < 5_000_000, grown
+
+
 def test_long_topics_are_not_cached() -> None:
     # The issue's case: 4,096 distinct 120-word topics, each looked up twice, then the pattern.
     m = Matcher()
