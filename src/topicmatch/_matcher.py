@@ -56,8 +56,8 @@ _INDEXES: Final[dict[str, type[Index]]] = {
 }
 
 #: Entries of the result cache of the default algorithm: room for the tens of thousands of topics
-#: that repeat on the workload matrix's Zipf and unmatched rows (8.0x and 6.7x the rate without
-#: the cache, against 1.3x and 1.1x at 16,384: benchmarks/cache_size.py, docs/performance.md,
+#: that repeat on the workload matrix's Zipf and unmatched rows (7.8x and 7.1x the rate without
+#: the cache, against 1.3x and 1.2x at 16,384: benchmarks/cache_size.py, docs/performance.md,
 #: "Cache size"). It is also bounded in bytes (32 MiB), and switches itself off while it does
 #: not pay (docs/implementation.md, "The result cache").
 DEFAULT_CACHE_SIZE: Final = 65536
@@ -89,7 +89,7 @@ class _Reader(Generic[S]):
         >>> sorted(m.lookup("forex.eur")), sorted(m.lookup("forex"))
         (['alice'], [])
         """
-        # No typing.cast here: it is a call at run time, a twentieth of a short lookup.
+        # No typing.cast here: at run time it is one more function call on every lookup.
         words = self._parse_topic(topic)
         if words is None:
             return EMPTY  # type: ignore[return-value]
