@@ -21,6 +21,8 @@ def test_quick_pipeline_benchmark(spark: SparkSession, tmp_path: Path) -> None:
     assert [r["case"] for r in results["results"]] == ["5k x 100", "20k x 1k"]
     for result in results["results"]:
         assert result["same_deliveries"] is True
+        assert result["nested_same_deliveries"] is True
+        assert result["nested_median_s"] > 0
         assert result["deliveries"] > 0
         assert result["route_msg_per_s"] > 0
         assert result["naive_msg_per_s"] > 0

@@ -113,6 +113,23 @@ def test_output_formats_partitions_and_filters(spark: SparkSession, data: Path, 
     assert out.startswith("routed 1,000 messages")
 
 
+def test_the_nested_layout(spark: SparkSession, data: Path, tmp_path: Path) -> None:
+    code, out = _route(data, tmp_path / "n", "--layout", "nested", "--format", "json")
+    assert code == 0
+    assert f"output: {tmp_path / 'n' / 'deliveries'} (json, nested)" in out
+    summary = json.loads((tmp_path / "n" / "summary.json").read_text())
+    table = Subscriptions.read(data / "subscriptions.parquet")
+    rows = [(r["offset"], r["topic"]) for r in spark.read.parquet(str(data / "messages")).collect()]
+    expected, _ = expected_deliveries(table, rows)
+    nested = spark.read.json(str(tmp_path / "n" / "deliveries"))
+    got = {r["offset"]: r["subscribers"] for r in nested.collect()}
+    assert nested.count() == len(got) == len({offset for offset, _ in expected})
+    assert sum(map(len, got.values())) == summary["deliveries"] == len(expected)
+    assert {(offset, s) for offset, subscribers in got.items() for s in subscribers} == expected
+    assert all(subscribers == sorted(subscribers) for subscribers in got.values())
+    assert summary["output"]["layout"] == "nested"
+
+
 def test_messages_as_json_and_csv(spark: SparkSession, tmp_path: Path) -> None:
     subs = tmp_path / "subs.tsv"
     subs.write_text("a.*\tx\n#\ty\n", encoding="utf-8")
@@ -388,6 +405,13 @@ def test_what_can_fail_before_spark_starts_fails_at_once(
     (tmp_path / "o" / "deliveries").mkdir(parents=True)
     line = _err(capsys, [*base, "--messages", str(data / "messages"), "--out", str(tmp_path / "o")])
     assert line == f"topicmatch: {tmp_path / 'o'}/deliveries already exists; pass --overwrite to replace it"
+    for wrong in (["--format", "csv"], ["--partition-by", "subscriber"]):
+        options = ["--messages", str(data / "messages"), "--out", str(tmp_path / "n"), "--layout", "nested"]
+        line = _err(capsys, [*base, *options, *wrong])
+        assert line == (
+            "topicmatch: --layout nested writes an array column: use --format parquet or json, "
+            "without --partition-by"
+        )
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))  # no java on it
     line = _err(capsys, [*base, "--messages", str(data / "messages"), "--out", str(tmp_path / "p")])

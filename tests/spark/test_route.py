@@ -84,6 +84,54 @@ def test_route_equals_the_matcher(spark: SparkSession, generated: dict[str, Path
     assert bad[10_000_001] == "the topic is null"
 
 
+@pytest.mark.parametrize("dialect", ["amqp", "mqtt", "nats"])
+def test_the_nested_layout_is_the_exploded_one_grouped(
+    spark: SparkSession, generated: dict[str, Path], dialect: str
+) -> None:
+    path = generated[dialect]
+    base = pq.read_table(path / "subscriptions.parquet").to_pylist()
+    # Subscribers whose first appearance is not their sorted order, and one beyond ASCII.
+    pairs = [
+        ("#" if dialect != "nats" else ">", "\u00e9t\u00e9"),
+        *[(r["pattern"], r["subscriber"]) for r in base],
+    ]
+    pairs += [*_edge_pairs(dialect), ("#" if dialect != "nats" else ">", "Zed")]
+    messages = _messages(spark, path, dialect)
+    rows = [(r["offset"], r["topic"]) for r in messages.select("offset", "topic").collect()]
+    expected, _ = expected_deliveries(Subscriptions.from_pairs(pairs, dialect=dialect), rows)
+    by_message: dict[int, list[Any]] = {}
+    for offset, subscriber in expected:
+        by_message.setdefault(offset, []).append(subscriber)
+
+    nested = route(messages, pairs, dialect=dialect, layout="nested")
+    assert nested.columns == [*messages.columns, "subscribers"]
+    assert dict(nested.dtypes)["subscribers"] == "array<string>"
+    got = [(r["offset"], r["subscribers"]) for r in nested.select("offset", "subscribers").collect()]
+    assert len(got) == len({offset for offset, _ in got}), "a message came out twice"
+    assert dict(got) == {offset: sorted(subscribers) for offset, subscribers in by_message.items()}
+    assert any(len(subscribers) > 2 for _, subscribers in got)
+
+
+def test_the_nested_layout_of_integer_subscribers_and_bad_layouts(spark: SparkSession) -> None:
+    messages = spark.createDataFrame([(1, "a.b"), (2, "a.c"), (3, "x")], "offset long, topic string")
+    subs = [("a.b", 9), ("#", 10), ("a.*", 7), ("a.#", 9)]
+    nested = route(messages, subs, layout="nested", subscriber_col="to")
+    assert sorted(tuple(r) for r in nested.collect()) == [
+        (1, "a.b", [7, 9, 10]),
+        (2, "a.c", [7, 9, 10]),
+        (3, "x", [10]),
+    ]
+    assert dict(nested.dtypes)["to"] == "array<bigint>"
+    # A message without subscribers has no row, also when most messages do have some (the
+    # worker then keeps its empty list).
+    assert sorted(tuple(r) for r in route(messages, [("a.*", 7)], layout="nested").collect()) == [
+        (1, "a.b", [7]),
+        (2, "a.c", [7]),
+    ]
+    with pytest.raises(MessagesError, match="unknown layout 'flat': choose exploded or nested"):
+        route(messages, subs, layout="flat")
+
+
 def test_message_columns_are_kept(spark: SparkSession, generated: dict[str, Path]) -> None:
     messages = spark.read.parquet(str(generated["amqp"] / "messages")).limit(500)
     deliveries = route(messages, [("#", "all"), ("orders.#", "o")])  # the lone '#': every valid message

@@ -106,6 +106,19 @@ def test_restart_from_the_checkpoint_is_exactly_once(
     assert sum(b["messages"] for b in audit) == 4 * FILE_ROWS
 
 
+def test_a_stream_in_the_nested_layout(spark: SparkSession, log: pa.Table, tmp_path: Path) -> None:
+    subs, inbox, out, ckpt = tmp_path / "s.tsv", tmp_path / "in", tmp_path / "out", tmp_path / "ckpt"
+    write_subs(subs, V1)
+    drop(inbox, log, 0)
+    code, text = stream(subs, inbox, out, ckpt, "--layout", "nested")
+    assert code == 0
+    assert "(parquet, nested)" in text
+    got = {r["offset"]: r["subscribers"] for r in spark.read.parquet(str(out / "deliveries")).collect()}
+    expected, _ = expected_deliveries(Subscriptions.from_pairs(V1), rows_of(log, range(1)))
+    assert {(offset, s) for offset, subscribers in got.items() for s in subscribers} == expected
+    assert all(subscribers == sorted(set(subscribers)) for subscribers in got.values())
+
+
 def test_a_crash_neither_loses_nor_duplicates(spark: SparkSession, log: pa.Table, tmp_path: Path) -> None:
     subs, inbox, out, ckpt = tmp_path / "s.tsv", tmp_path / "in", tmp_path / "out", tmp_path / "ckpt"
     write_subs(subs, V1)

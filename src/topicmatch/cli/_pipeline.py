@@ -64,7 +64,8 @@ def add_commands(commands: Any) -> None:
         help="route a message log to subscribers on Spark (batch or streaming)",
         description=(
             "Read messages (Parquet, JSON or CSV files) and subscriptions (pattern, subscriber), and "
-            "write one row per (message, subscriber) to OUT/deliveries, invalid messages with the reason "
+            "write one row per (message, subscriber) to OUT/deliveries (with --layout nested, one row "
+            "per message with the array of its subscribers), invalid messages with the reason "
             "to OUT/quarantine, and the summary to OUT/summary.json. Runs in local mode by default; the "
             "same command runs on a cluster with --master spark://host:7077 or under spark-submit."
         ),
@@ -83,6 +84,14 @@ def add_commands(commands: Any) -> None:
         choices=("parquet", "json", "csv"),
         default="parquet",
         help="output format (default: parquet)",
+    )
+    route.add_argument(
+        "--layout",
+        choices=("exploded", "nested"),
+        default="exploded",
+        help="exploded: one row per (message, subscriber), in column subscriber; nested: one row per "
+        "message with its subscribers, sorted, in the array column subscribers (parquet or json "
+        "only) (default: exploded)",
     )
     route.add_argument(
         "--messages-format",

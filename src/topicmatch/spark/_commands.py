@@ -102,6 +102,10 @@ def run_route(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> in
         raise UsageError("--trigger-seconds and --timeout must be > 0")
     if options.max_files_per_trigger is not None and options.max_files_per_trigger < 1:
         raise UsageError("--max-files-per-trigger must be >= 1")
+    if options.layout == "nested" and (options.format == "csv" or options.partition_by):
+        raise UsageError(
+            "--layout nested writes an array column: use --format parquet or json, without --partition-by"
+        )
     conf = _conf(options.conf)
     try:
         job = RouteJob(
@@ -109,6 +113,7 @@ def run_route(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> in
             subscriptions=options.subscriptions,
             out=options.out,
             format=options.format,
+            layout=options.layout,
             messages_format=options.messages_format,
             dialect=options.dialect,
             pedantic=options.pedantic,

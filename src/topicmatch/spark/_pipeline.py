@@ -5,7 +5,8 @@ the way (see :mod:`._stats`), so there is no second pass over the data. Only whe
 were invalid does a second, cheap job write them to the quarantine (it validates each distinct
 topic once and keeps only the bad rows).
 
-Outputs, under ``--out``: ``deliveries/`` (one row per message and subscriber), ``quarantine/``
+Outputs, under ``--out``: ``deliveries/`` (one row per message and subscriber, or with the nested
+layout one per message with its subscribers), ``quarantine/``
 (invalid messages and the reason, when there are any) and ``summary.json``.
 """
 
@@ -30,7 +31,7 @@ from ._io import (
     spark_error,
     write,
 )
-from ._route import DEFAULT_MAX_MESSAGE_BYTES, _route, quarantine
+from ._route import DEFAULT_MAX_MESSAGE_BYTES, LAYOUTS, _route, quarantine
 from ._session import JobProgress
 from ._stats import Counts, StatsParam, top_subscribers
 from ._subscriptions import Subscriptions
@@ -53,6 +54,7 @@ class RouteJob:
     subscriptions: str
     out: str
     format: str = "parquet"
+    layout: str = "exploded"
     messages_format: str = "auto"
     dialect: str = "amqp"
     pedantic: bool = False
@@ -88,7 +90,10 @@ class RouteJob:
         """The deliveries of ``messages`` (batch or stream alike), without Spark's column of
         unparsable JSON lines (:data:`CORRUPT`): the output has the same columns whether the
         log was clean or not."""
-        routed = _route(messages, table, self.topic_col, "subscriber", self.max_message_bytes, stats=stats)
+        column = LAYOUTS[self.layout]
+        routed = _route(
+            messages, table, self.topic_col, column, self.max_message_bytes, stats=stats, layout=self.layout
+        )
         return routed.drop(CORRUPT) if CORRUPT in routed.columns else routed
 
     def quarantine_of(self, messages: DataFrame) -> DataFrame:
@@ -204,6 +209,7 @@ def run_batch(
             "deliveries": job.deliveries_path,
             "quarantine": job.quarantine_path if counts.invalid else None,
             "format": job.format,
+            "layout": job.layout,
             "partition_by": job.partition_by,
             "summary": job.summary_path,
         },

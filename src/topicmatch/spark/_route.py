@@ -1,7 +1,7 @@
 """``route`` and ``quarantine``: lazy DataFrame transformations, the same for batch and streaming.
 
-Both add one ``mapInArrow`` step to the plan (``route`` also an ``explode`` of the subscriber
-lists it returns) and nothing else: no join, no shuffle, no action.
+Both add one ``mapInArrow`` step to the plan (``route``'s exploded layout also an ``explode`` of
+the subscriber lists it returns) and nothing else: no join, no shuffle, no action.
 The subscriptions are validated on the driver when ``route`` is called (an invalid pattern stops
 the job before any work) and travel to the workers inside the mapped function, as data.
 """
@@ -28,12 +28,23 @@ from ._errors import MessagesError, SparkPipelineError, SubscriptionsError
 from ._subscriptions import Subscriptions
 from ._worker import QuarantineFunction, RouteFunction
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "SubscriptionsLike", "as_subscriptions", "quarantine", "route"]
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "LAYOUTS",
+    "SubscriptionsLike",
+    "as_subscriptions",
+    "quarantine",
+    "route",
+]
 
 #: The largest message routed by default (all its string and binary columns together): 1 MiB,
 #: as NATS's default max_payload and Kafka's default message.max.bytes. A message is copied once
 #: per subscriber, so the limit bounds what one message can cost; larger ones are quarantined.
 DEFAULT_MAX_MESSAGE_BYTES = 1 << 20
+
+#: ``route``'s output layouts -> the default name of the column they add: ``exploded``, one row
+#: per (message, subscriber); ``nested``, one row per message with the array of its subscribers.
+LAYOUTS = {"exploded": "subscriber", "nested": "subscribers"}
 
 #: What ``route`` accepts as subscriptions.
 SubscriptionsLike = Subscriptions | DataFrame | Iterable[tuple[str, Any]] | str | Path
@@ -80,18 +91,24 @@ def route(
     topic_col: str = "topic",
     dialect: str = "amqp",
     pedantic: bool = False,
-    subscriber_col: str = "subscriber",
+    subscriber_col: str | None = None,
     skip_invalid_patterns: bool = False,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    layout: str = "exploded",
 ) -> DataFrame:
     """The deliveries: one row per (message, subscriber), the message's columns kept.
 
     ``subscriptions`` is a DataFrame with columns ``pattern`` and ``subscriber``, an iterable of
     (pattern, subscriber) pairs, a file path (see :meth:`Subscriptions.read`) or a
     :class:`Subscriptions`. Subscribers are strings or integers; the new column
-    ``subscriber_col`` has their type. A subscriber appears once per message however many of
-    its patterns match (``dialect`` decides what matches, exactly as
+    ``subscriber_col`` (default ``subscriber``) has their type. A subscriber appears once per
+    message however many of its patterns match (``dialect`` decides what matches, exactly as
     :class:`~topicmatch.Matcher` does).
+
+    ``layout="nested"``: one row per message that has a subscriber, with the array of its
+    subscribers (sorted, distinct) in ``subscriber_col`` (default ``subscribers``); exploding
+    that column gives the default layout's rows. It skips the explode, the costliest step
+    after the output's writing. Messages with no subscriber are in neither layout.
 
     Lazy, like any transformation, and the same for a streaming DataFrame. Messages whose topic
     the dialect rejects (or that exceed ``max_message_bytes``; 0 means no limit) get no
@@ -102,8 +119,11 @@ def route(
     ``skip_invalid_patterns``, :class:`SubscriptionsError` or :class:`MessagesError` for a
     missing or mistyped column: all before any Spark work.
     """
+    if layout not in LAYOUTS:
+        raise MessagesError(f"unknown layout {layout!r}: choose {' or '.join(LAYOUTS)}")
     table = as_subscriptions(subscriptions, dialect, pedantic, skip_invalid_patterns)
-    return _route(messages, table, topic_col, subscriber_col, max_message_bytes)
+    name = subscriber_col or LAYOUTS[layout]
+    return _route(messages, table, topic_col, name, max_message_bytes, layout=layout)
 
 
 def _route(
@@ -114,6 +134,7 @@ def _route(
     max_message_bytes: int,
     stats: Any = None,
     cache_token: str = "",
+    layout: str = "exploded",
 ) -> DataFrame:
     """``route`` on a validated table; ``stats`` is an accumulator (see _stats), ``cache_token``
     forces a fresh worker cache (the benchmark's cold runs)."""
@@ -131,7 +152,8 @@ def _route(
         max_message_bytes,
         stats,
     )
-    return _around_arrow(messages, function, StructField(_ADDED, lists, False), subscriber_col, explode=True)
+    added = StructField(_ADDED, lists, False)
+    return _around_arrow(messages, function, added, subscriber_col, layout)
 
 
 #: The name of the column added by the mapped function, before it gets its public name.
@@ -139,14 +161,15 @@ _ADDED = "_topicmatch_added"
 
 
 def _around_arrow(
-    messages: DataFrame, function: Any, added: StructField, name: str, explode: bool = False
+    messages: DataFrame, function: Any, added: StructField, name: str, layout: str | None = None
 ) -> DataFrame:
     """``messages.mapInArrow(function)`` adding one column, called ``name`` in the result.
 
     Spark's ``mapInArrow`` cannot resolve some column names (``meta.id``), so the columns
     cross it under positional names (``_c0``, ``_c1``...) and get their own back after it: a
-    projection, which costs nothing. With ``explode``, the added column (a list) becomes one
-    row per element.
+    projection, which costs nothing. When the added column is a list (``layout`` given), the
+    exploded layout makes it one row per element; the nested one keeps the rows whose list is
+    not empty (the worker leaves out the empty ones only where they are the majority).
     """
     check_workers(messages.sparkSession)
     names = messages.columns
@@ -156,7 +179,9 @@ def _around_arrow(
         for p, f in zip(positional, messages.schema.fields, strict=True)
     ]
     mapped = messages.toDF(*positional).mapInArrow(function, StructType([*fields, added]))
-    last = F.explode(added.name) if explode else F.col(added.name)
+    last = F.explode(added.name) if layout == "exploded" else F.col(added.name)
+    if layout == "nested":
+        mapped = mapped.where(F.size(added.name) > 0)
     return mapped.select(
         *[F.col(p).alias(n) for p, n in zip(positional, names, strict=True)], last.alias(name)
     )

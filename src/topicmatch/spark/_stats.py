@@ -94,7 +94,7 @@ class StatsParam(AccumulatorParam[dict[Key, Counts]]):
 
 
 def top_subscribers(counts: Counts, subscribers: list[Any], limit: int = 10) -> list[tuple[Any, int]]:
-    """The ``limit`` subscribers with the most deliveries, most first (ties: first listed first)."""
+    """The ``limit`` subscribers with the most deliveries, most first (ties: the smaller subscriber first)."""
     per = counts.per_subscriber
     if not len(per):
         return []

@@ -302,6 +302,7 @@ class StreamRouter:
                 "deliveries": job.deliveries_path,
                 "quarantine": job.quarantine_path,
                 "format": job.format,
+                "layout": job.layout,
                 "partition_by": job.partition_by,
                 "summary": job.summary_path,
                 "checkpoint": self.checkpoint,

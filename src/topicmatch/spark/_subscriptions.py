@@ -154,7 +154,11 @@ class Subscriptions:
         if skipped:
             subscribers = subscribers.take(pa.array(keep, pa.int64()))
             texts = [texts[i] for i in keep]
+        # Ids in the subscribers' sorted order (Arrow sorts strings by their UTF-8 bytes, as
+        # Spark compares them): a worker's sorted ids are then sorted subscribers, which is
+        # what route's nested layout promises.
         distinct = pc.unique(subscribers)
+        distinct = distinct.take(pc.sort_indices(distinct))
         ids = pc.index_in(subscribers, value_set=distinct).to_numpy(zero_copy_only=False).astype(np.int32)
         return cls(texts, ids, distinct, dialect, pedantic, source, skipped)
 

@@ -88,7 +88,9 @@ class Summary:
                 f"-> {batch['deliveries']:,} deliveries, {batch['unmatched']:,} unmatched, "
                 f"{batch['invalid']:,} invalid"
             )
-        lines.append(f"output: {self.output.get('deliveries')} ({self.output.get('format')})")
+        layout = self.output.get("layout", "exploded")
+        shape = f", {layout}" if layout != "exploded" else ""
+        lines.append(f"output: {self.output.get('deliveries')} ({self.output.get('format')}{shape})")
         if self.output.get("summary"):
             lines.append(f"summary: {self.output['summary']}")
         return "\n".join(lines)
