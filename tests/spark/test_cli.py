@@ -152,6 +152,54 @@ def test_messages_as_json_and_csv(spark: SparkSession, tmp_path: Path) -> None:
         assert out.startswith("routed 2 messages -> 3 deliveries")
 
 
+def test_one_log_in_every_format_gives_the_same_columns(
+    spark: SparkSession, data: Path, tmp_path: Path
+) -> None:
+    """JSON came out with its columns sorted by name and its timestamps as strings, CSV with
+    ``int`` offsets: the same log now gives the deliveries and the quarantine of its Parquet
+    form, the columns in the file's order and of the same types, and the same rows."""
+    log = pq.read_table(data / "messages").slice(0, 600)
+    assert log.column_names == ["offset", "timestamp", "topic", "payload"]  # not sorted by name
+    rows = log.to_pylist()
+    stamp = "%Y-%m-%dT%H:%M:%S.%fZ"
+    lines = [{**r, "timestamp": r["timestamp"].strftime(stamp)} for r in rows]
+    (tmp_path / "m.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    csv = ["offset,timestamp,topic,payload", *(",".join(str(v) for v in r.values()) for r in lines)]
+    (tmp_path / "m.csv").write_text("\n".join(csv) + "\n", encoding="utf-8")
+    pq.write_table(log, tmp_path / "m.parquet")
+    shapes = {}
+    for name in ("m.parquet", "m.jsonl", "m.csv"):
+        out = tmp_path / f"o-{name}"
+        argv = [
+            "route",
+            "--messages",
+            str(tmp_path / name),
+            "--subscriptions",
+            str(data / "subscriptions.parquet"),
+        ]
+        code, _ = run([*argv, "--out", str(out), "--quiet"])
+        assert code == 0, name
+        deliveries = spark.read.parquet(str(out / "deliveries"))
+        quarantined = spark.read.parquet(str(out / "quarantine"))
+        shapes[name] = (
+            deliveries.dtypes,
+            quarantined.dtypes,
+            sorted(tuple(r) for r in deliveries.collect()),
+            sorted(tuple(r) for r in quarantined.collect()),
+        )
+    assert shapes["m.parquet"][0] == [
+        ("offset", "bigint"),
+        ("timestamp", "timestamp"),
+        ("topic", "string"),
+        ("payload", "string"),
+        ("subscriber", "string"),
+    ]
+    assert len(shapes["m.parquet"][2]) > 600
+    assert shapes["m.parquet"][3]  # some quarantined
+    assert shapes["m.jsonl"] == shapes["m.parquet"]
+    assert shapes["m.csv"] == shapes["m.parquet"]
+
+
 def test_a_malformed_json_line_is_quarantined_as_such(spark: SparkSession, tmp_path: Path) -> None:
     """Spark reads a JSON line it cannot parse as a row of nulls plus its internal
     `_corrupt_record` column: it was quarantined as "the topic is null" and the deliveries grew

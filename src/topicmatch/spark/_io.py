@@ -222,9 +222,10 @@ def detect_format(fs: FileSystem, path: str, requested: str = "auto") -> str:
     return "parquet"
 
 
-def _reader_options(fmt: str) -> dict[str, str]:
-    # CSV has no types: infer them (one extra pass), so offsets are numbers and filters work.
-    return {"header": "true", "inferSchema": "true"} if fmt == "csv" else {}
+#: How a text log's types are inferred (one extra pass over it): CSV has no types at all, and
+#: JSON none for times. A column whose every value is a timestamp becomes one in both, as it
+#: is in a Parquet log.
+_INFER = {"csv": {"header": "true", "inferSchema": "true"}, "json": {"inferTimestamp": "true"}}
 
 
 def read_messages(
@@ -232,9 +233,11 @@ def read_messages(
 ) -> tuple[DataFrame, str]:
     """The messages at ``path`` (a file or a directory of files) and the format they were read in.
 
-    CSV: the topic column is read as text whatever it looks like (schema inference made
-    ``1.5``, a valid AMQP key, a number), and an empty one is the empty topic (CSV has no null:
-    Spark's null there is an empty field, which for AMQP is the valid zero-word key).
+    The same log gives the same columns whatever its format: a text log (CSV, JSON) is read
+    with the schema of :func:`_text_schema`, so its columns come in the file's order, integers
+    as ``bigint`` and timestamps as ``timestamp``, as in the Parquet that ``generate`` writes.
+    CSV: an empty topic is the empty topic (CSV has no null: Spark's null there is an empty
+    field, which for AMQP is the valid zero-word key).
     """
     fs = FileSystem(spark)
     if not fs.exists(path):
@@ -252,22 +255,54 @@ def read_messages(
         )
         return spark.createDataFrame([], empty), fmt
     try:
-        frame = spark.read.format(fmt).options(**_reader_options(fmt)).load(path)
-        if fmt == "csv" and topic_col in frame.columns:
-            schema = StructType(
-                [
-                    StructField(f.name, StringType(), f.nullable) if f.name == topic_col else f
-                    for f in frame.schema.fields
-                ]
-            )
-            frame = csv_topics(
-                spark.read.format(fmt).options(header="true").schema(schema).load(path), topic_col
-            )
+        if fmt in _INFER:
+            inferred = spark.read.format(fmt).options(**_INFER[fmt]).load(path).schema
+            schema = _text_schema(inferred, topic_col, _first_keys(spark, path) if fmt == "json" else [])
+            frame = spark.read.format(fmt).options(**_READ.get(fmt, {})).schema(schema).load(path)
+            frame = csv_topics(frame, topic_col) if fmt == "csv" else frame
+        else:
+            frame = spark.read.format(fmt).load(path)
     except SPARK_ERRORS as error:
         raise MessagesError(f"cannot read messages {path} as {fmt}: {spark_error(error)}") from None
     if not frame.columns:
         raise MessagesError(f"cannot read messages {path} as {fmt}: no columns (empty or not {fmt})")
     return frame, fmt
+
+
+#: Options of a text log read with its schema (CSV's header names the columns, not a message).
+_READ = {"csv": {"header": "true"}}
+#: Spark's column for a JSON line it cannot parse (see _pipeline.CORRUPT): always last.
+_CORRUPT = "_corrupt_record"
+
+
+def _text_schema(inferred: StructType, topic_col: str, order: list[str]) -> StructType:
+    """The schema a text log is read with: ``inferred``, with the topic as text whatever it
+    looks like (inference made ``1.5``, a valid AMQP key, a number), every integer type as
+    ``bigint`` (CSV infers ``int`` for small numbers, JSON ``bigint``), and the columns named
+    in ``order`` first, in that order (JSON's inference sorts them by name; ``order`` is the
+    first line's keys); the others, then Spark's corrupt-record column, after them. The
+    positions of a CSV log's columns are kept (``order`` is empty): Spark reads CSV by position.
+    """
+    fields = []
+    for field in inferred.fields:
+        if field.name == topic_col:
+            field = StructField(field.name, StringType(), field.nullable)
+        elif isinstance(field.dataType, IntegralType):
+            field = StructField(field.name, LongType(), field.nullable)
+        fields.append(field)
+    rank = {name: i for i, name in enumerate(order)}
+    fields.sort(key=lambda f: (f.name == _CORRUPT, rank.get(f.name, len(rank))))  # stable otherwise
+    return StructType(fields)
+
+
+def _first_keys(spark: SparkSession, path: str) -> list[str]:
+    """The keys of the first JSON object at ``path``, in their order (none if it is not one)."""
+    first = spark.read.text(path).where(F.length(F.trim("value")) > 0).limit(1).collect()
+    try:
+        value = json.loads(first[0][0]) if first else None
+    except ValueError:
+        return []
+    return list(value) if isinstance(value, dict) else []
 
 
 def csv_topics(frame: DataFrame, topic_col: str) -> DataFrame:
