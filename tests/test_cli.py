@@ -149,7 +149,14 @@ def test_a_header_line_is_not_a_subscription(tmp_path: Path) -> None:
 
 def test_extras_table_mirrors_pyproject() -> None:
     """topicmatch._extras names each extra's import names; pyproject.toml its distributions."""
-    import_name = {"hdrhistogram": "hdrh", "paho-mqtt": "paho", "nats-py": "nats"}
+    import_name = {
+        "hdrhistogram": "hdrh",
+        "paho-mqtt": "paho",
+        "nats-py": "nats",
+        "grpcio": "grpc",
+        "grpcio-status": "grpc_status",
+        "googleapis-common-protos": "google",
+    }
     project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
     for extra, modules in EXTRAS.items():
         requirements = project["project"]["optional-dependencies"][extra]

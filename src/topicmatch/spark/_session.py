@@ -33,6 +33,13 @@ def _local(master: str) -> bool:
 
 def session(master: str | None, conf: Mapping[str, str] | None = None, ui: bool = False) -> SparkSession:
     """The session to run on: the active one, or a new one on ``master`` (default ``local[*]``)."""
+    if master is not None and master.startswith("sc://"):
+        # The command line counts and cleans up through the SparkContext (accumulators, the
+        # status tracker, Hadoop's file system), which a Connect client does not have.
+        raise RuntimeError(
+            "the command line needs a classic Spark session; through Spark Connect, call "
+            "topicmatch.spark.route() on the session's DataFrames (README, 'Spark Connect')"
+        )
     active = SparkSession.getActiveSession()
     if active is not None:
         current = active.sparkContext.master
