@@ -17,6 +17,7 @@ from topicmatch import (
     TopicMatchError,
     make_dialect,
 )
+from topicmatch._dialects import _MQTT_BAD_CHAR, DIALECTS, AmqpDialect, Dialect, MqttDialect, NatsDialect
 
 from .strategies import TOPICS
 
@@ -244,6 +245,26 @@ def test_dialect_objects() -> None:
     assert d.pedantic
     assert not d.dollar_rule
     assert "pedantic=True" in repr(d)
+
+
+def test_one_class_per_dialect() -> None:
+    classes = {name: type(make_dialect(name)) for name in DIALECTS}
+    assert DIALECTS == ("amqp", "mqtt", "nats")
+    assert classes == {"amqp": AmqpDialect, "mqtt": MqttDialect, "nats": NatsDialect}
+    assert all(issubclass(c, Dialect) and c.name == name for name, c in classes.items())
+
+
+@given(
+    st.text()
+    | st.text(st.characters(max_codepoint=0xA0))
+    | st.sampled_from(["a/b", "a\x7fb", "\x00", "\ufffe"])
+)
+def test_mqtt_character_check_fast_path_agrees_with_the_full_one(text: str) -> None:
+    """Printable ASCII skips the regular expression of the characters MQTT forbids: the verdict
+    and the reason are those of the expression alone, for any text."""
+    bad = _MQTT_BAD_CHAR.search(text)
+    expected = None if bad is None else f"contains U+{ord(bad.group()):04X}, not allowed in MQTT strings"
+    assert make_dialect("mqtt")._bad_characters(text) == expected
 
 
 @pytest.mark.parametrize("dialect", ["amqp", "mqtt", "nats"])

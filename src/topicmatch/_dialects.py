@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import Final
+from typing import ClassVar, Final
 
 from ._algebra import TopicRules, covers, overlaps
 from ._errors import ConfigurationError, InvalidPatternError, InvalidTopicError, shortened
 from ._words import HASH, STAR, Token, Tokens, canonical
 
-__all__ = ["DIALECTS", "Dialect", "make_dialect"]
+__all__ = ["DIALECTS", "AmqpDialect", "Dialect", "MqttDialect", "NatsDialect", "make_dialect"]
 
 #: Default limits per dialect: (max UTF-8 bytes, max words). AMQP's 255 bytes come from the
 #: protocol (a shortstr) and imply at most 256 words. MQTT allows 65,535 bytes. NATS has no
@@ -73,29 +73,33 @@ def _mqtt_word_ok(word: str) -> bool:
     return "+" not in word and "#" not in word and _MQTT_BAD_CHAR.search(word) is None
 
 
-def _any_word(word: str) -> bool:
-    return True
-
-
 class Dialect:
     """Parsing and validation rules of one broker's topics and patterns, with their limits.
 
-    Instances are immutable once made; build them with :func:`make_dialect`.
+    One subclass per dialect (:class:`AmqpDialect`, :class:`MqttDialect`, :class:`NatsDialect`)
+    holds what differs: its constants, the characters it rejects and its parsers. What they
+    share (encoding and length checks, word limits, the pattern algebra) is here. Instances
+    are immutable once made; build them with :func:`make_dialect`.
     """
 
-    __slots__ = ("_ascii_safe_len", "dollar_rule", "max_bytes", "max_words", "name", "pedantic", "separator")
+    __slots__ = ("_ascii_safe_len", "max_bytes", "max_words", "pedantic")
 
-    name: str
-    separator: str
-    dollar_rule: bool
+    #: The dialect's name, as :func:`make_dialect` takes it.
+    name: ClassVar[str]
+    #: What separates the words of a topic.
+    separator: ClassVar[str] = "."
+    #: Whether a topic whose first word starts with ``$`` escapes the patterns that start with a
+    #: wildcard (MQTT's rule).
+    dollar_rule: ClassVar[bool] = False
+    #: Whether the empty topic is a topic of zero words (AMQP's empty routing key); elsewhere it
+    #: is invalid.
+    empty_is_zero_words: ClassVar[bool] = False
+
     max_bytes: int
     max_words: int
     pedantic: bool
 
-    def __init__(self, name: str, max_bytes: int, max_words: int, pedantic: bool) -> None:
-        self.name = name
-        self.separator = "/" if name == "mqtt" else "."
-        self.dollar_rule = name == "mqtt"
+    def __init__(self, max_bytes: int, max_words: int, pedantic: bool = False) -> None:
         self.max_bytes = max_bytes
         self.max_words = max_words
         self.pedantic = pedantic
@@ -134,15 +138,14 @@ class Dialect:
                 raise error(self.name, text, "is not valid Unicode (lone surrogate)") from None
             if size > self.max_bytes:
                 raise error(self.name, text, f"is {size} bytes of UTF-8; the limit is {self.max_bytes}")
-        if self.name == "mqtt":
-            bad = _MQTT_BAD_CHAR.search(text)
-            if bad is not None:
-                raise error(
-                    self.name, text, f"contains U+{ord(bad.group()):04X}, not allowed in MQTT strings"
-                )
-        elif self.name == "nats" and _NATS_WHITESPACE.search(text) is not None:
-            raise error(self.name, text, "contains whitespace, which a NATS subject cannot carry")
+        reason = self._bad_characters(text)
+        if reason is not None:
+            raise error(self.name, text, reason)
         return text
+
+    def _bad_characters(self, text: str) -> str | None:
+        """Why ``text`` holds characters this dialect cannot carry, or None (here: it can carry any)."""
+        return None
 
     def _check_words(
         self, text: str, count: int, error: type[InvalidPatternError | InvalidTopicError]
@@ -156,19 +159,145 @@ class Dialect:
 
         Raises :class:`InvalidPatternError` naming the dialect and the reason.
         """
-        pattern = self._check_text(pattern, InvalidPatternError)
-        if self.name == "amqp":
-            words = pattern.split(".") if pattern else []
-            self._check_words(pattern, len(words), InvalidPatternError)
-            if "#" not in pattern:
-                # Without '#' every run of wildcards is already canonical: skip the rewrite.
-                return tuple([STAR if w == "*" else w for w in words]) if "*" in pattern else tuple(words)
-            return canonical(tuple([STAR if w == "*" else HASH if w == "#" else w for w in words]))
-        if self.name == "mqtt":
-            return self._parse_mqtt_filter(pattern)
-        return self._parse_nats_subscription(pattern)
+        return self._tokens(self._check_text(pattern, InvalidPatternError))
 
-    def _parse_mqtt_filter(self, pattern: str) -> Tokens:
+    def _tokens(self, pattern: str) -> Tokens:
+        """The canonical tokens of a pattern whose text passed :meth:`_check_text`."""
+        raise NotImplementedError
+
+    # -- pattern algebra -------------------------------------------------------------------
+    def overlaps(self, p: str, q: str) -> bool:
+        """Whether some valid topic is matched by both patterns (a message could reach the
+        subscribers of both). Exact for this dialect: its wildcards, the words a topic may have,
+        MQTT's ``$`` rule and shared subscriptions, ``max_words`` (:mod:`._algebra`). Raises
+        :class:`InvalidPatternError` for an invalid pattern. O(len(p) x len(q) x their
+        literals).
+
+        >>> mqtt = make_dialect("mqtt")
+        >>> mqtt.overlaps("a/+/c", "+/b/#"), mqtt.overlaps("$SYS/#", "#"), mqtt.overlaps("a/+", "a")
+        (True, False, False)
+        """
+        return overlaps(self.parse_pattern(p), self.parse_pattern(q), self.topic_rules())
+
+    def covers(self, p: str, q: str) -> bool:
+        """Whether every valid topic that ``q`` matches, ``p`` matches too (an ACL that allows
+        ``p`` allows subscribing to ``q``; a client's ``q`` is redundant beside its ``p``). Exact
+        for this dialect, as :meth:`overlaps`. Raises :class:`InvalidPatternError`, and
+        :class:`~topicmatch.ComplexityError` for a ``p`` that can be matched in too many ways to
+        decide within a bounded number of steps (``#.a.*.*.*...``: every ``*`` doubles them).
+
+        >>> mqtt = make_dialect("mqtt")
+        >>> mqtt.covers("a/#", "a/+/b"), mqtt.covers("a/+/b", "a/#"), mqtt.covers("#", "$SYS/x")
+        (True, False, False)
+        """
+        return covers(self.parse_pattern(p), self.parse_pattern(q), self.topic_rules())
+
+    def topic_rules(self) -> TopicRules:
+        """What this dialect allows in a topic, for :mod:`._algebra`."""
+        return TopicRules(self._word_ok, self.empty_is_zero_words, self.dollar_rule, self.max_words)
+
+    @staticmethod
+    def _word_ok(word: str) -> bool:
+        """May a topic have this word (a pattern's literal, so never a wildcard)? Here: any."""
+        return True
+
+    # -- topics --------------------------------------------------------------------------
+    def parse_topic(self, topic: str) -> list[str] | None:
+        """Validate a published topic and return its words, or None if it can match nothing.
+
+        None happens only in NATS's non-pedantic mode, for a subject with an empty token, which
+        the server accepts and delivers to nobody. Raises :class:`InvalidTopicError`.
+        """
+        topic = self._check_text(topic, InvalidTopicError)
+        if not topic:
+            if self.empty_is_zero_words:
+                return []
+            raise InvalidTopicError(self.name, topic, "a topic must not be empty")
+        words = self._words(topic)
+        if words is not None and len(words) > self.max_words:
+            raise InvalidTopicError(
+                self.name, topic, f"has {len(words)} words; the limit is {self.max_words}"
+            )
+        return words
+
+    def _words(self, topic: str) -> list[str] | None:
+        """The words of a non-empty topic whose text passed :meth:`_check_text` (the word limit
+        is checked after), or None when it can match nothing; :class:`InvalidTopicError` when
+        this dialect rejects it. Here: split on the separator."""
+        return topic.split(self.separator)
+
+    def plain_topics(self) -> tuple[str, int]:
+        """A regular expression and a length in characters that together pick out the *plain*
+        topics: ordinary ASCII words (letters, digits, ``_``, ``-``, none empty) joined by the
+        separator, no longer than the parser's fast path. Of a plain topic, every dialect's
+        parser returns ``topic.split(separator)`` (with at most ``max_words`` words: a caller
+        checks that count itself). For batch engines that validate many topics at once (the
+        Spark workers do it in Arrow); anything else must go through :meth:`parse_topic`.
+        """
+        word = r"[A-Za-z0-9_\-]+"
+        sep = re.escape(self.separator)
+        return f"^{word}(?:{sep}{word})*$", self._ascii_safe_len
+
+    def topic_parser(self) -> Callable[[str], list[str] | None]:
+        """A function equivalent to :meth:`parse_topic`, fast on ordinary topics.
+
+        The lookup path calls it for every topic the cache does not hold. It checks the common
+        case (a short printable ASCII string) with a few C-level string methods and splits it;
+        anything else (long, non-ASCII, empty, or with characters the dialect may reject) goes to
+        :meth:`parse_topic`, which gives the exact verdict and error. Printable ASCII rules out the
+        control characters MQTT rejects and the whitespace NATS rejects, except the space.
+        """
+        raise NotImplementedError
+
+
+class AmqpDialect(Dialect):
+    """RabbitMQ's topic exchange (see the module's docstring)."""
+
+    __slots__ = ()
+    name = "amqp"
+    empty_is_zero_words = True
+
+    def _tokens(self, pattern: str) -> Tokens:
+        words = pattern.split(".") if pattern else []
+        self._check_words(pattern, len(words), InvalidPatternError)
+        if "#" not in pattern:
+            # Without '#' every run of wildcards is already canonical: skip the rewrite.
+            return tuple([STAR if w == "*" else w for w in words]) if "*" in pattern else tuple(words)
+        return canonical(tuple([STAR if w == "*" else HASH if w == "#" else w for w in words]))
+
+    def topic_parser(self) -> Callable[[str], list[str] | None]:
+        slow, safe, max_words = self.parse_topic, self._ascii_safe_len, self.max_words
+
+        def parse_amqp(topic: str) -> list[str] | None:
+            if type(topic) is str and len(topic) <= safe and topic and topic.isascii():
+                words = topic.split(".")
+                if len(words) <= max_words:
+                    return words
+            return slow(topic)
+
+        return parse_amqp
+
+
+class MqttDialect(Dialect):
+    """Mosquitto (see the module's docstring)."""
+
+    __slots__ = ()
+    name = "mqtt"
+    separator = "/"
+    dollar_rule = True
+
+    def _bad_characters(self, text: str) -> str | None:
+        if text.isascii() and text.isprintable():
+            # None of the characters MQTT forbids is printable ASCII. Two C-level checks take
+            # about a tenth of the regular expression's time on a short pattern, and every
+            # subscribe (and every topic off the lookup's fast path) passes here.
+            return None
+        bad = _MQTT_BAD_CHAR.search(text)
+        return None if bad is None else f"contains U+{ord(bad.group()):04X}, not allowed in MQTT strings"
+
+    _word_ok = staticmethod(_mqtt_word_ok)
+
+    def _tokens(self, pattern: str) -> Tokens:
         bad = InvalidPatternError
         if not pattern:
             raise bad("mqtt", pattern, "a topic filter must not be empty")
@@ -201,7 +330,48 @@ class Dialect:
                 tokens.append(level)
         return tuple(tokens)
 
-    def _parse_nats_subscription(self, pattern: str) -> Tokens:
+    def _words(self, topic: str) -> list[str] | None:
+        if "+" in topic or "#" in topic:
+            raise InvalidTopicError("mqtt", topic, "a topic name must not contain '+' or '#'")
+        return topic.split("/")
+
+    def topic_parser(self) -> Callable[[str], list[str] | None]:
+        slow, safe, max_words = self.parse_topic, self._ascii_safe_len, self.max_words
+
+        def parse_mqtt(topic: str) -> list[str] | None:
+            if (
+                type(topic) is str
+                and len(topic) <= safe
+                and topic.isascii()
+                and topic.isprintable()
+                and "+" not in topic
+                and "#" not in topic
+                and topic
+            ):
+                words = topic.split("/")
+                if len(words) <= max_words:
+                    return words
+            return slow(topic)
+
+        return parse_mqtt
+
+
+class NatsDialect(Dialect):
+    """nats-server, in its default or pedantic mode (see the module's docstring)."""
+
+    __slots__ = ()
+    name = "nats"
+
+    def _bad_characters(self, text: str) -> str | None:
+        if _NATS_WHITESPACE.search(text) is not None:
+            return "contains whitespace, which a NATS subject cannot carry"
+        return None
+
+    @staticmethod
+    def _word_ok(word: str) -> bool:
+        return word != ""  # no empty token (and a pattern's literal has no wildcard)
+
+    def _tokens(self, pattern: str) -> Tokens:
         bad = InvalidPatternError
         if not pattern:
             raise bad("nats", pattern, "a subject must not be empty")
@@ -222,129 +392,23 @@ class Dialect:
                 tokens.append(token)
         return tuple(tokens)
 
-    # -- pattern algebra -------------------------------------------------------------------
-    def overlaps(self, p: str, q: str) -> bool:
-        """Whether some valid topic is matched by both patterns (a message could reach the
-        subscribers of both). Exact for this dialect: its wildcards, the words a topic may have,
-        MQTT's ``$`` rule and shared subscriptions, ``max_words`` (:mod:`._algebra`). Raises
-        :class:`InvalidPatternError` for an invalid pattern. O(len(p) x len(q) x their
-        literals).
-
-        >>> mqtt = make_dialect("mqtt")
-        >>> mqtt.overlaps("a/+/c", "+/b/#"), mqtt.overlaps("$SYS/#", "#"), mqtt.overlaps("a/+", "a")
-        (True, False, False)
-        """
-        return overlaps(self.parse_pattern(p), self.parse_pattern(q), self.topic_rules())
-
-    def covers(self, p: str, q: str) -> bool:
-        """Whether every valid topic that ``q`` matches, ``p`` matches too (an ACL that allows
-        ``p`` allows subscribing to ``q``; a client's ``q`` is redundant beside its ``p``). Exact
-        for this dialect, as :meth:`overlaps`. Raises :class:`InvalidPatternError`, and
-        :class:`~topicmatch.ComplexityError` for a ``p`` that can be matched in too many ways to
-        decide within a bounded number of steps (``#.a.*.*.*...``: every ``*`` doubles them).
-
-        >>> mqtt = make_dialect("mqtt")
-        >>> mqtt.covers("a/#", "a/+/b"), mqtt.covers("a/+/b", "a/#"), mqtt.covers("#", "$SYS/x")
-        (True, False, False)
-        """
-        return covers(self.parse_pattern(p), self.parse_pattern(q), self.topic_rules())
-
-    def topic_rules(self) -> TopicRules:
-        """What this dialect allows in a topic, for :mod:`._algebra`."""
-        word_ok: Callable[[str], bool]
-        if self.name == "mqtt":
-            word_ok = _mqtt_word_ok
-        elif self.name == "nats":
-            word_ok = bool  # no empty token (and a pattern's literal has no wildcard)
-        else:
-            word_ok = _any_word
-        return TopicRules(word_ok, self.name == "amqp", self.dollar_rule, self.max_words)
-
-    # -- topics --------------------------------------------------------------------------
-    def parse_topic(self, topic: str) -> list[str] | None:
-        """Validate a published topic and return its words, or None if it can match nothing.
-
-        None happens only in NATS's non-pedantic mode, for a subject with an empty token, which
-        the server accepts and delivers to nobody. Raises :class:`InvalidTopicError`.
-        """
-        topic = self._check_text(topic, InvalidTopicError)
-        name = self.name
-        if name == "amqp":
-            words = topic.split(".") if topic else []
-        else:
-            if not topic:
-                raise InvalidTopicError(name, topic, "a topic must not be empty")
-            words = topic.split(self.separator)
-            if name == "mqtt":
-                if "+" in topic or "#" in topic:
-                    raise InvalidTopicError(name, topic, "a topic name must not contain '+' or '#'")
-            elif "" in words:
-                if self.pedantic:
-                    raise InvalidTopicError(name, topic, "empty tokens are not allowed")
-                return None
-            elif self.pedantic and ("*" in words or ">" in words):
-                raise InvalidTopicError(name, topic, "wildcards are not allowed in a published subject")
-        if len(words) > self.max_words:
-            raise InvalidTopicError(name, topic, f"has {len(words)} words; the limit is {self.max_words}")
+    def _words(self, topic: str) -> list[str] | None:
+        words = topic.split(".")
+        if "" in words:
+            if self.pedantic:
+                raise InvalidTopicError("nats", topic, "empty tokens are not allowed")
+            return None
+        if self.pedantic and ("*" in words or ">" in words):
+            raise InvalidTopicError("nats", topic, "wildcards are not allowed in a published subject")
         return words
 
-    def plain_topics(self) -> tuple[str, int]:
-        """A regular expression and a length in characters that together pick out the *plain*
-        topics: ordinary ASCII words (letters, digits, ``_``, ``-``, none empty) joined by the
-        separator, no longer than the parser's fast path. Of a plain topic, every dialect's
-        parser returns ``topic.split(separator)`` (with at most ``max_words`` words: a caller
-        checks that count itself). For batch engines that validate many topics at once (the
-        Spark workers do it in Arrow); anything else must go through :meth:`parse_topic`.
-        """
-        word = r"[A-Za-z0-9_\-]+"
-        sep = re.escape(self.separator)
-        return f"^{word}(?:{sep}{word})*$", self._ascii_safe_len
-
     def topic_parser(self) -> Callable[[str], list[str] | None]:
-        """A function equivalent to :meth:`parse_topic`, fast on ordinary topics.
-
-        The lookup path calls it for every topic the cache does not hold. It checks the common
-        case — a short printable ASCII string — with a few C-level string methods and splits it;
-        anything else (long, non-ASCII, empty, or with characters the dialect may reject) goes to
-        :meth:`parse_topic`, which gives the exact verdict and error. Printable ASCII rules out the
-        control characters MQTT rejects and the whitespace NATS rejects, except the space.
-        """
-        slow = self.parse_topic
-        safe = self._ascii_safe_len
-        max_words = self.max_words
-        sep = self.separator
-
-        if self.name == "amqp":
-
-            def parse_amqp(topic: str) -> list[str] | None:
-                if type(topic) is str and len(topic) <= safe and topic and topic.isascii():
-                    words = topic.split(".")
-                    if len(words) <= max_words:
-                        return words
-                return slow(topic)
-
-            return parse_amqp
-
-        if self.name == "mqtt":
-
-            def parse_mqtt(topic: str) -> list[str] | None:
-                if (
-                    type(topic) is str
-                    and len(topic) <= safe
-                    and topic.isascii()
-                    and topic.isprintable()
-                    and "+" not in topic
-                    and "#" not in topic
-                    and topic
-                ):
-                    words = topic.split(sep)
-                    if len(words) <= max_words:
-                        return words
-                return slow(topic)
-
-            return parse_mqtt
-
-        pedantic = self.pedantic
+        slow, safe, max_words, pedantic = (
+            self.parse_topic,
+            self._ascii_safe_len,
+            self.max_words,
+            self.pedantic,
+        )
 
         def parse_nats(topic: str) -> list[str] | None:
             if (
@@ -367,7 +431,9 @@ class Dialect:
         return parse_nats
 
 
-DIALECTS: Final = ("amqp", "mqtt", "nats")
+#: name -> the class of that dialect
+_CLASSES: Final[dict[str, type[Dialect]]] = {c.name: c for c in (AmqpDialect, MqttDialect, NatsDialect)}
+DIALECTS: Final = tuple(_CLASSES)
 
 
 def make_dialect(
@@ -378,7 +444,7 @@ def make_dialect(
     >>> make_dialect("mqtt").parse_pattern("sensors/+/temp")
     ('sensors', <*>, 'temp')
     """
-    if name not in DEFAULT_LIMITS:
+    if name not in _CLASSES:
         raise ConfigurationError(f"unknown dialect {name!r}; choose one of {', '.join(DIALECTS)}")
     default_bytes, default_words = DEFAULT_LIMITS[name]
     max_bytes = default_bytes if max_bytes is None else max_bytes
@@ -389,4 +455,4 @@ def make_dialect(
         raise ConfigurationError(f"max_words must be a positive int, not {max_words!r}")
     if pedantic and name != "nats":
         raise ConfigurationError("pedantic applies to the nats dialect only")
-    return Dialect(name, max_bytes, max_words, pedantic)
+    return _CLASSES[name](max_bytes, max_words, pedantic)
