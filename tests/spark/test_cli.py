@@ -130,6 +130,45 @@ def test_the_nested_layout(spark: SparkSession, data: Path, tmp_path: Path) -> N
     assert summary["output"]["layout"] == "nested"
 
 
+def test_the_split_plan_has_the_matchers_summary(spark: SparkSession, data: Path, tmp_path: Path) -> None:
+    """``--plan split``: the same figures and top subscribers as ``--plan matcher`` (the join's
+    deliveries counted in the summary too), in both layouts, and the plan said."""
+    base = pq.read_table(data / "subscriptions.parquet")
+    topics = pq.read_table(data / "messages").column("topic").to_pylist()[:600]
+    devices = [(t, f"device-{i % 40}") for i, t in enumerate(topics) if t and len(t) < 60 and " " not in t]
+    subs = pa.table(
+        {
+            "pattern": base.column("pattern").to_pylist() + [p for p, _ in devices],
+            "subscriber": base.column("subscriber").to_pylist() + [s for _, s in devices],
+        }
+    )
+    pq.write_table(subs, tmp_path / "subs.parquet")
+    summaries = {}
+    for plan, layout in (("matcher", "exploded"), ("split", "exploded"), ("split", "nested")):
+        out = tmp_path / f"{plan}-{layout}"
+        argv = [
+            "route",
+            "--messages",
+            str(data / "messages"),
+            "--subscriptions",
+            str(tmp_path / "subs.parquet"),
+        ]
+        code, text = run(
+            [*argv, "--out", str(out), "--quiet", "--plan", plan, "--layout", layout, "--top", "50"]
+        )
+        assert code == 0
+        summaries[plan, layout] = json.loads((out / "summary.json").read_text())
+        if plan == "split":
+            joined = summaries[plan, layout]["subscriptions"]["joined_literal"]
+            assert joined > 300
+            assert f"plan               split: {joined:,} literal subscriptions joined on the topic" in text
+    figures = ("messages", "deliveries", "unmatched", "invalid", "top_subscribers")
+    expected = {k: summaries["matcher", "exploded"][k] for k in figures}
+    assert any(t["subscriber"].startswith("device-") for t in expected["top_subscribers"])
+    for key in (("split", "exploded"), ("split", "nested")):
+        assert {k: summaries[key][k] for k in figures} == expected, key
+
+
 def test_messages_as_json_and_csv(spark: SparkSession, tmp_path: Path) -> None:
     subs = tmp_path / "subs.tsv"
     subs.write_text("a.*\tx\n#\ty\n", encoding="utf-8")
@@ -453,6 +492,22 @@ def test_what_can_fail_before_spark_starts_fails_at_once(
     (tmp_path / "o" / "deliveries").mkdir(parents=True)
     line = _err(capsys, [*base, "--messages", str(data / "messages"), "--out", str(tmp_path / "o")])
     assert line == f"topicmatch: {tmp_path / 'o'}/deliveries already exists; pass --overwrite to replace it"
+    line = _err(
+        capsys,
+        [
+            *base,
+            "--messages",
+            str(data / "messages"),
+            "--stream",
+            "--checkpoint",
+            str(tmp_path / "c"),
+            "--out",
+            str(tmp_path / "q"),
+            "--plan",
+            "split",
+        ],
+    )
+    assert line == "topicmatch: --plan split applies to batch jobs only; a stream matches in the workers"
     for wrong in (["--format", "csv"], ["--partition-by", "subscriber"]):
         options = ["--messages", str(data / "messages"), "--out", str(tmp_path / "n"), "--layout", "nested"]
         line = _err(capsys, [*base, *options, *wrong])

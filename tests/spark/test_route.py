@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from topicmatch.spark import (
     quarantine,
     route,
 )
+from topicmatch.spark._plan import LITERAL_COL, SPLIT_FROM, choose
 
 from .helpers import expected_deliveries, pairs_of
 
@@ -130,6 +132,60 @@ def test_the_nested_layout_of_integer_subscribers_and_bad_layouts(spark: SparkSe
     ]
     with pytest.raises(MessagesError, match="unknown layout 'flat': choose exploded or nested"):
         route(messages, subs, layout="flat")
+
+
+def _split_table(spark: SparkSession, path: Path, dialect: str) -> list[tuple[str, Any]]:
+    """The generated subscriptions, plus literal subscribers of the kinds the split plan must
+    tell apart: devices with only plain literal patterns (joined), one with a wildcard too (kept
+    in the matcher), a literal that is not plain (kept in the matcher), duplicated pairs."""
+    base = pq.read_table(path / "subscriptions.parquet").to_pylist()
+    pairs: list[tuple[str, Any]] = [(r["pattern"], r["subscriber"]) for r in base]
+    topics = [r["topic"] for r in spark.read.parquet(str(path / "messages")).limit(400).collect()]
+    sep, star = SEP[dialect], STAR[dialect]
+    for i, topic in enumerate(topics):
+        if topic and len(topic) < 60 and re.fullmatch(rf"[\w-]+(?:{re.escape(sep)}[\w-]+)*", topic):
+            pairs.append((topic, f"device-{i % 150}"))
+            pairs.append((topic, f"device-{i % 150}"))
+    pairs += [(topics[0], "both"), (f"{star}{sep}x", "both"), (f"orders{sep}x", "plain-but-also-wild")]
+    pairs += [
+        (f"orders{sep}{star}", "plain-but-also-wild"),
+        ("a b" if dialect == "amqp" else f"z{sep}$x", "odd"),
+    ]
+    return pairs
+
+
+@pytest.mark.parametrize("dialect", ["amqp", "mqtt", "nats"])
+def test_the_split_plan_gives_the_matchers_deliveries(
+    spark: SparkSession, generated: dict[str, Path], dialect: str
+) -> None:
+    pairs = _split_table(spark, generated[dialect], dialect)
+    table = Subscriptions.from_pairs(pairs, dialect=dialect)
+    plan = choose(table, "split")
+    assert plan.name == "split"
+    assert plan.literal is not None
+    assert plan.literal_pairs > 200
+    assert plan.literal_pairs + len(plan.matcher) == len(pairs)  # every row on one side
+    joined = {s for subscribers in plan.literal.column(LITERAL_COL).to_pylist() for s in subscribers}
+    assert not {"both", "plain-but-also-wild", "odd"} & joined
+    messages = _messages(spark, generated[dialect], dialect)
+    for layout in ("exploded", "nested"):
+        got = {}
+        for name in ("matcher", "split"):
+            # a small limit, so that some messages whose topic a device subscribes are too big
+            frame = route(messages, table, dialect=dialect, layout=layout, plan=name, max_message_bytes=140)
+            got[name] = sorted(tuple(r) for r in frame.collect())
+        assert got["split"] == got["matcher"], layout
+        assert len(got["split"]) > 1000
+    assert choose(table, "auto").name == "matcher"  # below SPLIT_FROM
+
+
+def test_auto_splits_large_literal_tables() -> None:
+    pairs = [(f"devices.d{i}.cmd", f"d{i}") for i in range(SPLIT_FROM)] + [("devices.*.cmd", "ops")]
+    plan = choose(Subscriptions.from_pairs(pairs), "auto")
+    assert (plan.name, plan.literal_pairs, len(plan.matcher)) == ("split", SPLIT_FROM, 1)
+    assert plan.matcher.subscribers.to_pylist() == ["ops"]  # only what the workers need
+    fewer = choose(Subscriptions.from_pairs(pairs[1:]), "auto")
+    assert (fewer.name, len(fewer.matcher)) == ("matcher", SPLIT_FROM)
 
 
 def test_message_columns_are_kept(spark: SparkSession, generated: dict[str, Path]) -> None:

@@ -94,6 +94,14 @@ def add_commands(commands: Any) -> None:
         "only) (default: exploded)",
     )
     route.add_argument(
+        "--plan",
+        choices=("auto", "matcher", "split"),
+        default="auto",
+        help="matcher: every subscription in the Python workers' matcher; split: the literal "
+        "subscriptions of subscribers without wildcards joined on the topic by Spark, the rest in the "
+        "workers (batch only); auto: split from 100,000 such subscriptions on (default: auto)",
+    )
+    route.add_argument(
         "--messages-format",
         choices=("auto", "parquet", "json", "csv"),
         default="auto",

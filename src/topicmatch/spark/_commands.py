@@ -102,6 +102,8 @@ def run_route(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> in
         raise UsageError("--trigger-seconds and --timeout must be > 0")
     if options.max_files_per_trigger is not None and options.max_files_per_trigger < 1:
         raise UsageError("--max-files-per-trigger must be >= 1")
+    if options.stream and options.plan == "split":
+        raise UsageError("--plan split applies to batch jobs only; a stream matches in the workers")
     if options.layout == "nested" and (options.format == "csv" or options.partition_by):
         raise UsageError(
             "--layout nested writes an array column: use --format parquet or json, without --partition-by"
@@ -114,6 +116,7 @@ def run_route(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> in
             out=options.out,
             format=options.format,
             layout=options.layout,
+            plan="matcher" if options.stream else options.plan,
             messages_format=options.messages_format,
             dialect=options.dialect,
             pedantic=options.pedantic,

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from ._errors import SparkPipelineError
@@ -31,7 +31,8 @@ from ._io import (
     spark_error,
     write,
 )
-from ._route import DEFAULT_MAX_MESSAGE_BYTES, LAYOUTS, _route, quarantine
+from ._plan import Plan, choose
+from ._route import DEFAULT_MAX_MESSAGE_BYTES, LAYOUTS, LITERAL_FIGURES, _route, quarantine
 from ._session import JobProgress
 from ._stats import Counts, StatsParam, top_subscribers
 from ._subscriptions import Subscriptions
@@ -55,6 +56,7 @@ class RouteJob:
     out: str
     format: str = "parquet"
     layout: str = "exploded"
+    plan: str = "auto"
     messages_format: str = "auto"
     dialect: str = "amqp"
     pedantic: bool = False
@@ -86,13 +88,23 @@ class RouteJob:
         makes before Spark starts all use."""
         return {self.deliveries_path: "output", self.quarantine_path: "output", self.summary_path: "summary"}
 
-    def deliveries_of(self, messages: DataFrame, table: Subscriptions, stats: Any) -> DataFrame:
-        """The deliveries of ``messages`` (batch or stream alike), without Spark's column of
-        unparsable JSON lines (:data:`CORRUPT`): the output has the same columns whether the
-        log was clean or not."""
+    def deliveries_of(
+        self, messages: DataFrame, plan: Plan, stats: Any, observation: Observation | None = None
+    ) -> DataFrame:
+        """The deliveries of ``messages`` (batch or stream alike) by ``plan``, without Spark's
+        column of unparsable JSON lines (:data:`CORRUPT`): the output has the same columns
+        whether the log was clean or not."""
         column = LAYOUTS[self.layout]
         routed = _route(
-            messages, table, self.topic_col, column, self.max_message_bytes, stats=stats, layout=self.layout
+            messages,
+            plan.matcher,
+            self.topic_col,
+            column,
+            self.max_message_bytes,
+            stats=stats,
+            layout=self.layout,
+            literal=plan.literal,
+            observation=observation,
         )
         return routed.drop(CORRUPT) if CORRUPT in routed.columns else routed
 
@@ -140,6 +152,22 @@ def _routed(stats: Any) -> tuple[int, int]:
     return sum(c.messages for c in values), sum(c.deliveries for c in values)
 
 
+def _top_in_output(spark: SparkSession, deliveries: DataFrame, job: RouteJob) -> list[tuple[Any, int]]:
+    """The ``job.top`` subscribers with the most deliveries, most first (ties: the smaller
+    subscriber first), counted in the written output: under the split plan the join's deliveries
+    are nowhere else (one more read of the output's subscriber column)."""
+    reader = spark.read.schema(deliveries.schema).format(job.format).options(**_READ_BACK.get(job.format, {}))
+    written = reader.load(job.deliveries_path)
+    column = F.col(LAYOUTS[job.layout])
+    subscribers = written.select((F.explode(column) if job.layout == "nested" else column).alias("s"))
+    ranked = subscribers.groupBy("s").count().orderBy(F.desc("count"), F.asc("s")).limit(job.top)
+    return [(row["s"], int(row["count"])) for row in ranked.collect()]
+
+
+#: Reader options of a written output (CSV has its header line).
+_READ_BACK = {"csv": {"header": "true"}}
+
+
 def already_exists(path: str) -> str:
     """The error of an output that is there already, without ``--overwrite``."""
     return f"{path} already exists; pass --overwrite to replace it"
@@ -177,7 +205,9 @@ def run_batch(
     outputs = job.outputs
     clear_outputs(fs, outputs, job.overwrite)
     stats = spark.sparkContext.accumulator({}, StatsParam())
-    deliveries = job.deliveries_of(frame, table, stats)
+    plan = choose(table, job.plan)
+    observation = Observation("topicmatch-literal") if plan.literal is not None else None
+    deliveries = job.deliveries_of(frame, plan, stats, observation)
     check_output_format(deliveries.schema, job.format)
     for stale in outputs:
         fs.delete(stale)  # checked by clear_outputs: written by this tool, and --overwrite given
@@ -188,7 +218,15 @@ def run_batch(
             else contextlib.nullcontext()
         ):
             write(deliveries, job.deliveries_path, job.format, job.partition_by)
-        counts: Counts = stats.value.get((None, table.version)) or Counts(len(table.subscribers))
+        counts: Counts = stats.value.get((None, plan.matcher.version)) or Counts(
+            len(plan.matcher.subscribers)
+        )
+        top = top_subscribers(counts, plan.matcher.subscribers.to_pylist(), job.top)
+        if observation is not None:  # the split plan: add what the join delivered
+            figures = observation.get
+            counts.deliveries += int(figures.get(LITERAL_FIGURES[0]) or 0)
+            counts.unmatched -= int(figures.get(LITERAL_FIGURES[1]) or 0)
+            top = _top_in_output(spark, deliveries, job) if job.top else []
         if counts.invalid:
             write(job.quarantine_of(frame), job.quarantine_path, job.format)
     except SPARK_ERRORS as error:
@@ -198,12 +236,12 @@ def run_batch(
     summary = Summary(
         mode="batch",
         dialect=job.dialect,
-        subscriptions=table.describe(),
+        subscriptions={**table.describe(), **plan.describe()},
         messages=counts.messages,
         deliveries=counts.deliveries,
         unmatched=counts.unmatched,
         invalid=counts.invalid,
-        top_subscribers=top_subscribers(counts, table.subscribers.to_pylist(), job.top),
+        top_subscribers=top,
         elapsed_seconds=time.perf_counter() - start,
         output={
             "deliveries": job.deliveries_path,

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -25,6 +26,7 @@ from pyspark.sql.types import ArrayType, StringType, StructField, StructType
 
 from .._dialects import make_dialect
 from ._errors import MessagesError, SparkPipelineError, SubscriptionsError
+from ._plan import LITERAL_COL, PATTERN_COL, choose
 from ._subscriptions import Subscriptions
 from ._worker import QuarantineFunction, RouteFunction
 
@@ -95,6 +97,7 @@ def route(
     skip_invalid_patterns: bool = False,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     layout: str = "exploded",
+    plan: str = "auto",
 ) -> DataFrame:
     """The deliveries: one row per (message, subscriber), the message's columns kept.
 
@@ -110,6 +113,12 @@ def route(
     that column gives the default layout's rows. It skips the explode, the costliest step
     after the output's writing. Messages with no subscriber are in neither layout.
 
+    ``plan``: ``matcher`` matches every subscription in the Python workers; ``split`` joins the
+    messages with the plain literal subscriptions of subscribers that have no wildcard pattern
+    (an equi-join on the topic, in Spark) and matches the rest in the workers; ``auto`` (the
+    default) splits from :data:`~._plan.SPLIT_FROM` such pairs on. The same deliveries either
+    way (:mod:`._plan`).
+
     Lazy, like any transformation, and the same for a streaming DataFrame. Messages whose topic
     the dialect rejects (or that exceed ``max_message_bytes``; 0 means no limit) get no
     delivery: :func:`quarantine` lists them with the reason. Cost: one ``mapInArrow`` step; each
@@ -122,8 +131,11 @@ def route(
     if layout not in LAYOUTS:
         raise MessagesError(f"unknown layout {layout!r}: choose {' or '.join(LAYOUTS)}")
     table = as_subscriptions(subscriptions, dialect, pedantic, skip_invalid_patterns)
+    chosen = choose(table, plan)
     name = subscriber_col or LAYOUTS[layout]
-    return _route(messages, table, topic_col, name, max_message_bytes, layout=layout)
+    return _route(
+        messages, chosen.matcher, topic_col, name, max_message_bytes, layout=layout, literal=chosen.literal
+    )
 
 
 def _route(
@@ -135,9 +147,13 @@ def _route(
     stats: Any = None,
     cache_token: str = "",
     layout: str = "exploded",
+    literal: pa.Table | None = None,
+    observation: Any = None,
 ) -> DataFrame:
     """``route`` on a validated table; ``stats`` is an accumulator (see _stats), ``cache_token``
-    forces a fresh worker cache (the benchmark's cold runs)."""
+    forces a fresh worker cache (the benchmark's cold runs). ``literal``: the split plan's joined
+    pairs (:class:`~._plan.Plan`), whose deliveries ``observation`` (a Spark ``Observation``)
+    counts, with the messages only they deliver: see :data:`LITERAL_FIGURES`."""
     if max_message_bytes < 0:
         raise MessagesError(f"max_message_bytes must be >= 0 (0: no limit), not {max_message_bytes}")
     index = _topic_index(messages.schema, topic_col, subscriber_col)
@@ -151,17 +167,29 @@ def _route(
         _ADDED,
         max_message_bytes,
         stats,
+        keep_valid=literal is not None,
     )
     added = StructField(_ADDED, lists, False)
-    return _around_arrow(messages, function, added, subscriber_col, layout)
+    joined = None if literal is None else (literal, index, observation)
+    return _around_arrow(messages, function, added, subscriber_col, layout, joined)
 
 
 #: The name of the column added by the mapped function, before it gets its public name.
 _ADDED = "_topicmatch_added"
 
 
+#: What the split plan's ``observation`` counts: the deliveries of the joined literal pairs, and
+#: the messages that only they deliver (the workers counted those as unmatched).
+LITERAL_FIGURES = ("literal_deliveries", "literal_only_messages")
+
+
 def _around_arrow(
-    messages: DataFrame, function: Any, added: StructField, name: str, layout: str | None = None
+    messages: DataFrame,
+    function: Any,
+    added: StructField,
+    name: str,
+    layout: str | None = None,
+    joined: tuple[pa.Table, int, Any] | None = None,
 ) -> DataFrame:
     """``messages.mapInArrow(function)`` adding one column, called ``name`` in the result.
 
@@ -170,6 +198,8 @@ def _around_arrow(
     projection, which costs nothing. When the added column is a list (``layout`` given), the
     exploded layout makes it one row per element; the nested one keeps the rows whose list is
     not empty (the worker leaves out the empty ones only where they are the majority).
+    ``joined`` (the split plan: the literal table, the topic's column index, an ``Observation``
+    or None): a left join on the topic appends the literal pairs' subscribers to each list.
     """
     check_workers(messages.sparkSession)
     names = messages.columns
@@ -179,9 +209,22 @@ def _around_arrow(
         for p, f in zip(positional, messages.schema.fields, strict=True)
     ]
     mapped = messages.toDF(*positional).mapInArrow(function, StructType([*fields, added]))
-    last = F.explode(added.name) if layout == "exploded" else F.col(added.name)
+    lists = F.col(added.name)
+    if joined is not None:
+        literal, topic_index, observation = joined
+        table = messages.sparkSession.createDataFrame(literal)
+        mapped = mapped.join(table, F.col(positional[topic_index]) == F.col(PATTERN_COL), "left")
+        more = F.coalesce(F.col(LITERAL_COL), F.array().cast(added.dataType))
+        if observation is not None:
+            only = F.count(F.when((F.size(lists) == 0) & (F.size(more) > 0), True))
+            mapped = mapped.observe(
+                observation, F.sum(F.size(more)).alias(LITERAL_FIGURES[0]), only.alias(LITERAL_FIGURES[1])
+            )
+        # Disjoint: a subscriber is on one side only (see _plan), so no subscriber twice.
+        lists = F.array_sort(F.concat(lists, more)) if layout == "nested" else F.concat(lists, more)
+    last = F.explode(lists) if layout == "exploded" else lists
     if layout == "nested":
-        mapped = mapped.where(F.size(added.name) > 0)
+        mapped = mapped.where(F.size(lists) > 0)
     return mapped.select(
         *[F.col(p).alias(n) for p, n in zip(positional, names, strict=True)], last.alias(name)
     )

@@ -42,6 +42,7 @@ from ._io import (
     writer_options,
 )
 from ._pipeline import CORRUPT, RouteJob, clear_outputs
+from ._plan import choose
 from ._stats import Counts, StatsParam, top_subscribers
 from ._subscriptions import Subscriptions, fingerprint
 from ._summary import Summary
@@ -165,7 +166,7 @@ class StreamRouter:
             check_output_format(bad.schema, job.format)
             queries.append(self._start(bad, job.quarantine_path, "quarantine"))
             while True:
-                routed = job.deliveries_of(source, table, self._stats)
+                routed = job.deliveries_of(source, choose(table, "matcher"), self._stats)
                 check_output_format(routed.schema, job.format)
                 query = self._start(routed, job.deliveries_path, "deliveries")
                 queries.append(query)

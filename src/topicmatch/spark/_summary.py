@@ -76,6 +76,13 @@ class Summary:
             f"  subscriptions      {subs['subscriptions']:,} ({subs['subscribers']:,} subscribers), "
             f"{self.dialect}, version {subs['version']} from {subs['source']}{skipped}"
         )
+        if subs.get("plan") == "split":
+            lines.append(
+                f"  plan               split: {subs['joined_literal']:,} literal subscriptions joined "
+                f"on the topic, {subs['matched_in_workers']:,} matched in the workers"
+            )
+        elif subs.get("plan"):
+            lines.append(f"  plan               {subs['plan']}: every subscription matched in the workers")
         if self.filters:
             lines.append("  filter             " + ", ".join(f"{k} {v}" for k, v in self.filters.items()))
         if self.top_subscribers:

@@ -330,12 +330,15 @@ def route_batch(
     out_schema: pa.Schema,
     max_message_bytes: int,
     counts: Counts | None = None,
+    keep_valid: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """Each message of the batch with the list of its subscribers (the new last column).
 
     Messages without subscribers (unmatched, invalid, over ``max_message_bytes``; 0 means no
     limit) get an empty list, and when they are the majority they are left out here already.
-    ``counts`` (optional) is updated with the figures.
+    With ``keep_valid`` (the split plan, where a join adds the literal subscriptions' subscribers
+    after this), every valid message within the limit comes out, and only the others are left
+    out. ``counts`` (optional) is updated with the figures.
 
     The rows go out in pieces of at most :meth:`Compiled.values_per_piece` subscriber values
     (at least one row each), and nothing here grows with more than one piece: per piece, the
@@ -360,12 +363,19 @@ def route_batch(
         arrays = [*arrays, _EMPTY]
         lengths = np.append(lengths, 0)
     total = int(per_row.sum())
-    if counts is not None:
-        invalid = _invalid_rows(reasons, codes)
+    invalid = _invalid_rows(reasons, codes) if counts is not None or keep_valid else None
+    if counts is not None and invalid is not None:
         counts.add_batch(n, total, int(np.count_nonzero((per_row == 0) & ~invalid)), int(invalid.sum()))
-    if total == 0:
+    if keep_valid and invalid is not None:
+        if invalid.any():
+            kept = np.flatnonzero(~invalid)
+            batch, per_row, codes = batch.take(pa.array(kept)), per_row[kept], codes[kept]
+            n = len(kept)
+        if n == 0:
+            return
+    elif total == 0:
         return
-    if np.count_nonzero(per_row) * 2 < n:  # mostly empty lists: not worth sending back
+    elif np.count_nonzero(per_row) * 2 < n:  # mostly empty lists: not worth sending back
         kept = np.flatnonzero(per_row)
         batch, per_row, codes = batch.take(pa.array(kept)), per_row[kept], codes[kept]
         n = len(kept)
@@ -456,6 +466,7 @@ class RouteFunction:
         subscriber_col: str,
         max_message_bytes: int,
         stats: Any = None,
+        keep_valid: bool = False,
     ) -> None:
         self.key = key
         self.dialect = dialect
@@ -465,6 +476,7 @@ class RouteFunction:
         self.subscriber_col = subscriber_col
         self.max_message_bytes = max_message_bytes
         self.stats = stats  # a Spark accumulator of {Key: Counts}, or None
+        self.keep_valid = keep_valid  # see route_batch
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         compiled = compiled_for(self.key, self.dialect, self.pedantic, self.payload)
@@ -479,7 +491,7 @@ class RouteFunction:
                         pa.field(self.subscriber_col, pa.list_(item), nullable=False)
                     )
                 yield from route_batch(
-                    batch, self.topic_index, compiled, schema, self.max_message_bytes, counts
+                    batch, self.topic_index, compiled, schema, self.max_message_bytes, counts, self.keep_valid
                 )
         finally:
             forget_old_versions()
