@@ -279,6 +279,21 @@ def test_a_plain_topic_is_its_split(dialect: str, data: st.DataObject) -> None:
         assert d.parse_topic(topic) == topic.split(d.separator)
 
 
+@pytest.mark.parametrize(
+    ("dialect", "pedantic"), [("amqp", False), ("mqtt", False), ("nats", False), ("nats", True)]
+)
+@given(data=st.data())
+def test_a_plain_pattern_is_a_valid_literal(dialect: str, pedantic: bool, data: st.DataObject) -> None:
+    """A plain text is also a valid pattern without wildcards, of its words: the Spark pipeline
+    validates such patterns in bulk and joins them on the equal topic instead of matching them."""
+    d = make_dialect(dialect, pedantic=pedantic)
+    regex, max_chars = d.plain_topics()
+    text = data.draw(st.from_regex(regex, fullmatch=True))
+    if len(text) <= max_chars and text.count(d.separator) < d.max_words:
+        assert d.parse_pattern(text) == tuple(text.split(d.separator))
+        assert d.parse_topic(text) == text.split(d.separator)
+
+
 def test_the_matchers_dfa_walks_as_lookup_does() -> None:
     """Matcher.stable_dfa, for batch engines: its walk gives lookup's answer; None elsewhere."""
     m = Matcher(dialect="mqtt")

@@ -231,8 +231,10 @@ class Dialect:
         topics: ordinary ASCII words (letters, digits, ``_``, ``-``, none empty) joined by the
         separator, no longer than the parser's fast path. Of a plain topic, every dialect's
         parser returns ``topic.split(separator)`` (with at most ``max_words`` words: a caller
-        checks that count itself). For batch engines that validate many topics at once (the
-        Spark workers do it in Arrow); anything else must go through :meth:`parse_topic`.
+        checks that count itself), and such a text is also a valid pattern without wildcards,
+        whose tokens are its words. For batch engines that validate many topics or patterns at
+        once (the Spark workers and the subscription table do it in Arrow); anything else must
+        go through :meth:`parse_topic` or :meth:`parse_pattern`.
         """
         word = r"[A-Za-z0-9_\-]+"
         sep = re.escape(self.separator)

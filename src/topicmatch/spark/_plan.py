@@ -29,13 +29,11 @@ from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
-import pyarrow.compute as pc  # type: ignore[import-untyped, unused-ignore]
 
-from .._dialects import make_dialect
 from ._errors import MessagesError
 from ._subscriptions import Subscriptions
 
-__all__ = ["PLANS", "SPLIT_FROM", "Plan", "choose", "plain_patterns"]
+__all__ = ["PLANS", "SPLIT_FROM", "Plan", "choose"]
 
 #: The plans ``route`` knows; ``auto`` lets :func:`choose` decide.
 PLANS: Final = ("auto", "matcher", "split")
@@ -67,30 +65,13 @@ class Plan:
         }
 
 
-def plain_patterns(table: Subscriptions) -> np.ndarray[Any, np.dtype[np.bool_]]:
-    """Per row, whether its pattern is a plain literal (see the module's docstring)."""
-    dialect = make_dialect(table.dialect, pedantic=table.pedantic)
-    regex, max_chars = dialect.plain_topics()
-    patterns = pa.array(table.patterns, pa.string())
-    if not len(patterns):
-        return np.zeros(0, dtype=bool)
-    words = pc.add(pc.count_substring(patterns, dialect.separator), 1)
-    plain = pc.and_(
-        pc.and_(
-            pc.match_substring_regex(patterns, regex), pc.less_equal(pc.utf8_length(patterns), max_chars)
-        ),
-        pc.less_equal(words, dialect.max_words),
-    )
-    return np.asarray(plain.to_numpy(zero_copy_only=False), dtype=bool)
-
-
 def choose(table: Subscriptions, plan: str = "auto") -> Plan:
     """The plan for ``table``: ``plan`` if forced, else by :data:`SPLIT_FROM`."""
     if plan not in PLANS:
         raise MessagesError(f"unknown plan {plan!r}: choose {', '.join(PLANS)}")
     if plan == "matcher":
         return Plan("matcher", table)
-    plain = plain_patterns(table)
+    plain = table.plain_rows()
     ids = table.subscriber_ids
     in_matcher = np.zeros(len(table.subscribers), dtype=bool)
     in_matcher[ids[~plain]] = True  # subscribers with a pattern the join cannot take

@@ -27,7 +27,7 @@ import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.compute as pc  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]
 
-from .._dialects import make_dialect
+from .._dialects import Dialect, make_dialect
 from .._errors import InvalidPatternError
 from .._matcher import Matcher
 from .._pair_files import read_pairs
@@ -51,6 +51,7 @@ FORMATS = {
 
 #: (where, pattern, reason) of a pattern left out with ``skip_invalid=True``
 Skipped = tuple[str, str, str]
+BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
 
 
 class Subscriptions:
@@ -62,6 +63,7 @@ class Subscriptions:
 
     __slots__ = (
         "_payload",
+        "_plain",
         "dialect",
         "patterns",
         "pedantic",
@@ -95,6 +97,7 @@ class Subscriptions:
         digest.update(b"\x01" + repr(subscribers.to_pylist()).encode("utf-8", "surrogatepass"))
         self.version: str = digest.hexdigest()[:12]
         self._payload: bytes | None = None
+        self._plain: BoolArray | None = None
 
     def __len__(self) -> int:
         return len(self.patterns)
@@ -137,30 +140,39 @@ class Subscriptions:
                 raise SubscriptionsError(f"{where(first)}: the {name} is null")
         dialect_rules = make_dialect(dialect, pedantic=pedantic)
         texts: list[str] = patterns.to_pylist()
-        keep: list[int] = []
+        # A plain pattern (ordinary ASCII words) is valid in every dialect: only the others are
+        # parsed here, one by one (a table of ten million device topics is mostly plain).
+        plain = plain_mask(patterns, dialect_rules)
+        bad: list[int] = []
         skipped: list[Skipped] = []
         checked: dict[str, str | None] = {}  # pattern -> reason it is invalid, or None
-        for i, pattern in enumerate(texts):
+        for i in np.flatnonzero(~plain).tolist():
+            pattern = texts[i]
             if pattern in checked:
                 reason = checked[pattern]
             else:
                 reason = checked[pattern] = _check(dialect_rules, pattern)
             if reason is None:
-                keep.append(i)
-            elif skip_invalid:
-                skipped.append((where(i), pattern, reason))
-            else:
+                continue
+            if not skip_invalid:
                 raise InvalidSubscriptionError(where(i), dialect, pattern, reason)
-        if skipped:
-            subscribers = subscribers.take(pa.array(keep, pa.int64()))
-            texts = [texts[i] for i in keep]
+            skipped.append((where(i), pattern, reason))
+            bad.append(i)
+        if bad:
+            keep = np.ones(len(texts), dtype=bool)
+            keep[bad] = False
+            subscribers = subscribers.filter(pa.array(keep))
+            texts = [text for text, kept in zip(texts, keep.tolist(), strict=True) if kept]
+            plain = plain[keep]
         # Ids in the subscribers' sorted order (Arrow sorts strings by their UTF-8 bytes, as
         # Spark compares them): a worker's sorted ids are then sorted subscribers, which is
         # what route's nested layout promises.
         distinct = pc.unique(subscribers)
         distinct = distinct.take(pc.sort_indices(distinct))
         ids = pc.index_in(subscribers, value_set=distinct).to_numpy(zero_copy_only=False).astype(np.int32)
-        return cls(texts, ids, distinct, dialect, pedantic, source, skipped)
+        table = cls(texts, ids, distinct, dialect, pedantic, source, skipped)
+        table._plain = plain
+        return table
 
     @classmethod
     def from_pairs(cls, pairs: Iterable[tuple[str, Any]], **options: Any) -> Subscriptions:
@@ -242,6 +254,14 @@ class Subscriptions:
         return cls.from_arrow(pa.array(patterns, pa.string()), values, **options)
 
     # -- using -----------------------------------------------------------------------------
+    def plain_rows(self) -> BoolArray:
+        """Per row, whether its pattern is *plain*: ordinary ASCII words as
+        :meth:`~topicmatch.Dialect.plain_topics` defines them, within the word limit. Such a
+        pattern is valid in every dialect and has no wildcard: it matches the equal topic only."""
+        if self._plain is None:
+            self._plain = plain_mask(pa.array(self.patterns, pa.string()), make_dialect(self.dialect))
+        return self._plain
+
     def matcher(self) -> Matcher:
         """A pure-Python :class:`~topicmatch.Matcher` of these pairs, subscribers by value.
 
@@ -290,6 +310,21 @@ def fingerprint(path: str | Path) -> tuple[tuple[str, int, int], ...]:
             continue
         out.append((str(file), stat.st_size, stat.st_mtime_ns))
     return tuple(out)
+
+
+def plain_mask(patterns: pa.Array, dialect: Dialect) -> BoolArray:
+    """Per pattern, whether it is plain for ``dialect`` (see :meth:`Subscriptions.plain_rows`)."""
+    if not len(patterns):
+        return np.zeros(0, dtype=bool)
+    regex, max_chars = dialect.plain_topics()
+    words = pc.add(pc.count_substring(patterns, dialect.separator), 1)
+    plain = pc.and_(
+        pc.and_(
+            pc.match_substring_regex(patterns, regex), pc.less_equal(pc.utf8_length(patterns), max_chars)
+        ),
+        pc.less_equal(words, dialect.max_words),
+    )
+    return np.asarray(plain.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def _check(dialect: Any, pattern: str) -> str | None:
