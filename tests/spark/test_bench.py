@@ -29,3 +29,16 @@ def test_quick_pipeline_benchmark(spark: SparkSession, tmp_path: Path) -> None:
     report = (tmp_path / "report.md").read_text()
     assert "| 20k x 1k |" in report
     assert results["machine"]["cores"]
+
+
+def test_quick_scale_benchmark(spark: SparkSession, tmp_path: Path) -> None:
+    out = io.StringIO()
+    assert main(["bench", "pipeline", "--scale", "--quick", "--out", str(tmp_path)], stdout=out) == 0
+    results = json.loads((tmp_path / "results.json").read_text())["results"]
+    assert [(r["plan"], r["chosen"]) for r in results] == [("auto", "matcher"), ("split", "split")]
+    for result in results:
+        assert result["deliveries"] == result["expected"] == 40_000  # two subscribers per message
+        assert result["worker_peak_mib"] > 0
+        assert result["jvm_peak_mib"] > 0
+    assert results[1]["joined_literal"] == 20_000
+    assert "| 20k x 20k | split (split) |" in (tmp_path / "report.md").read_text()

@@ -21,11 +21,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+from pathlib import Path
 from typing import Any, TextIO
 
 from ._common import UsageError, add_out, add_repeat, require_extra
 
 __all__ = ["add_bench_commands"]
+
+_DEFAULT_OUT = "out/bench/pipeline"
 
 
 def add_bench_commands(subparsers: Any) -> None:
@@ -40,7 +43,7 @@ def add_bench_commands(subparsers: Any) -> None:
             "same deliveries, and write DIR/report.md, DIR/results.json and DIR/pipeline.png."
         ),
     )
-    add_out(parser, "out/bench/pipeline")
+    add_out(parser, _DEFAULT_OUT)
     add_repeat(parser, "timed runs of route per case")
     parser.add_argument(
         "--naive-repeat",
@@ -50,6 +53,13 @@ def add_bench_commands(subparsers: Any) -> None:
         help="timed runs of the naive join per case (default: 3)",
     )
     parser.add_argument("--quick", action="store_true", help="two small cases, two runs each: a smoke test")
+    parser.add_argument(
+        "--scale",
+        action="store_true",
+        help="instead: a fleet's table of 10M literal and 100k wildcard subscriptions x 10M messages, "
+        "routed by the plan auto chooses, with each worker's peak memory, and both plans at 1M x 1M "
+        "and 1M x 1k (with --quick: 20k x 20k only); its default DIR is out/bench/pipeline-scale",
+    )
     parser.add_argument("--master", default=None, help="Spark master (default: local[*])")
     parser.set_defaults(run=_run)
 
@@ -58,5 +68,10 @@ def _run(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Tex
     require_extra("spark")
     if options.repeat < 1 or options.naive_repeat < 1:
         raise UsageError("--repeat and --naive-repeat must be >= 1")
-    experiment = importlib.import_module("topicmatch.spark._bench_pipeline")
+    if options.scale:
+        if options.out == Path(_DEFAULT_OUT):
+            options.out = Path(_DEFAULT_OUT + "-scale")
+        experiment = importlib.import_module("topicmatch.spark._bench_scale")
+    else:
+        experiment = importlib.import_module("topicmatch.spark._bench_pipeline")
     return int(experiment.run(options, stdout, stderr))

@@ -1,0 +1,290 @@
+"""``topicmatch bench pipeline --scale``: a subscription table bigger than a worker, routed by plan.
+
+The table of an IoT fleet (AMQP): every device subscribes its own command topic
+(``devices.d<id>.cmd``, a literal); applications subscribe their site's telemetry with wildcards
+(``fleet.r<r>.s<s>.*.<metric>``: 50 regions x 400 sites x 5 metrics, 100,000 patterns), a
+monitor per region ``fleet.r<r>.#`` and an auditor ``devices.*.cmd``. Half the messages are
+commands to random devices, half telemetry of random sites: every message has exactly two
+subscribers, so the deliveries are checked by count (twice the messages).
+
+Cases, each a fresh Spark job writing Parquet as ``topicmatch route`` does, in one local session:
+
+* the large one (10M devices x 10M messages by default) with the plan ``auto`` chooses (the
+  literal subscriptions joined, the rest in the workers); ``--quick``: 20,000 x 20,000 only,
+  with ``auto`` (which keeps the matcher at this size) and ``split``;
+* a tenth of it (1M x 1M) with both plans, alternated: what the split saves a worker;
+* the pipeline benchmark's 1M x 1k case (1,000 generated subscriptions) with both plans
+  alternated: the split plan forced where ``auto`` keeps the matcher.
+
+Per run: wall time, the peak resident memory of the largest Python worker (the high-water mark
+``VmHWM`` of every ``pyspark.daemon`` process, sampled four times a second) and of the JVM, and
+the driver's Python process. Results in ``DIR/report.md`` and ``DIR/results.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
+import pyarrow.compute as pc  # type: ignore[import-untyped, unused-ignore]
+import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]
+
+from topicmatch.bench.machine import machine_info
+
+from .._progress import Progress
+from ._bench_pipeline import CASES, _data
+from ._generate import MESSAGE_SCHEMA, ROW_GROUP_ROWS, _payloads
+from ._io import write
+from ._plan import choose
+from ._route import _route
+from ._session import session
+from ._subscriptions import Subscriptions
+
+__all__ = ["run"]
+
+REGIONS, SITES, METRICS = 50, 400, ("temp", "hum", "volt", "rssi", "door")
+CHUNK = 1 << 20
+
+
+def run(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """Run the cases; 1 if a run's deliveries are not twice its messages, else 0."""
+    out: Path = options.out
+    out.mkdir(parents=True, exist_ok=True)
+    progress = Progress("scale", stderr)
+    large = 20_000 if options.quick else 10_000_000
+    spark = session(
+        options.master,
+        {"spark.driver.memory": "6g", "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"},
+    )
+    results: list[dict[str, Any]] = []
+    cases: list[tuple[str, int, tuple[str, ...], int]] = [
+        (f"{_short(large)} x {_short(large)}", large, ("auto", "split") if options.quick else ("auto",), 1)
+    ]
+    if not options.quick:
+        cases.append(("1M x 1M", 1_000_000, ("matcher", "split"), 2))
+    for name, size, plans, rounds in cases:
+        data = _fleet(out / "data" / name.replace(" ", ""), size, size, progress)
+        for round_ in range(rounds):
+            for plan in plans:
+                progress(f"{name}: plan {plan}, run {round_ + 1}/{rounds}")
+                results.append(_run(spark, name, data, plan, out / "tmp", expected=2 * size))
+                progress(f"{name}: {_line(results[-1])}")
+    if not options.quick:  # the pipeline benchmark's data
+        case = next(c for c in CASES if c.name == "1M x 1k")
+        messages, subscriptions = _data(out.parent / "pipeline", case)
+        for round_ in range(3):
+            for plan in ("matcher", "split"):
+                progress(f"1M x 1k: plan {plan}, run {round_ + 1}/3")
+                results.append(_run(spark, "1M x 1k", (messages, subscriptions), plan, out / "tmp"))
+                progress(f"1M x 1k: {_line(results[-1])}")
+    shutil.rmtree(out / "tmp", ignore_errors=True)
+    _report(out, results, str(spark.sparkContext.master))
+    first: dict[str, int] = {}  # case -> the deliveries of its first run: every plan must give as many
+    for r in results:
+        first.setdefault(r["case"], r["deliveries"])
+    wrong = [r for r in results if r["deliveries"] != (r["expected"] or first[r["case"]])]
+    print(f"scale: report in {out / 'report.md'}", file=stdout)
+    for r in wrong:
+        print(
+            f"scale: {r['case']} plan {r['plan']}: {r['deliveries']:,} deliveries, not as expected",
+            file=stderr,
+        )
+    return 1 if wrong else 0
+
+
+def _short(n: int) -> str:
+    return f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{n // 1000}k"
+
+
+def _line(r: dict[str, Any]) -> str:
+    return (
+        f"plan {r['plan']} -> {r['chosen']}: {r['seconds']:.1f} s, {r['deliveries']:,} deliveries, "
+        f"largest worker {r['worker_peak_mib']:,.0f} MiB, JVM {r['jvm_peak_mib']:,.0f} MiB"
+    )
+
+
+def _fleet(path: Path, devices: int, messages: int, progress: Progress) -> tuple[Path, Path]:
+    """Write the fleet's subscriptions and messages once (kept for the next run)."""
+    marker = path / "params.json"
+    params = {"devices": devices, "messages": messages, "seed": 3}
+    if marker.exists() and json.loads(marker.read_text()) == params:
+        return path / "messages", path / "subscriptions.parquet"
+    shutil.rmtree(path, ignore_errors=True)
+    (path / "messages").mkdir(parents=True)
+    rng = np.random.default_rng(3)
+    progress(f"writing {devices:,} device subscriptions and {REGIONS * SITES * len(METRICS):,} wildcard ones")
+    schema = pa.schema([("pattern", pa.string()), ("subscriber", pa.string())])
+    with pq.ParquetWriter(path / "subscriptions.parquet", schema) as writer:
+        apps = [
+            (f"fleet.r{r}.s{s}.*.{m}", f"app-r{r}-s{s}")
+            for r in range(REGIONS)
+            for s in range(SITES)
+            for m in METRICS
+        ]
+        apps += [(f"fleet.r{r}.#", f"monitor-r{r}") for r in range(REGIONS)] + [("devices.*.cmd", "audit")]
+        writer.write_table(
+            pa.table([pa.array([p for p, _ in apps]), pa.array([s for _, s in apps])], schema=schema)
+        )
+        for start in range(0, devices, CHUNK):
+            ids = pc.cast(pa.array(np.arange(start, min(devices, start + CHUNK))), pa.string())
+            device = pc.binary_join_element_wise("d", ids, "")
+            pattern = pc.binary_join_element_wise("devices.", device, ".cmd", "")
+            writer.write_table(pa.table([pattern, device], schema=schema))
+    for number, start in enumerate(range(0, messages, CHUNK)):
+        count = min(messages, start + CHUNK) - start
+        progress(f"writing messages {start:,}-{start + count:,} of {messages:,}")
+        device = pc.cast(pa.array(rng.integers(0, devices, count)), pa.string())
+        command = pc.binary_join_element_wise("devices.d", device, ".cmd", "")
+        region = pc.cast(pa.array(rng.integers(0, REGIONS, count)), pa.string())
+        site = pc.cast(pa.array(rng.integers(0, SITES, count)), pa.string())
+        metric = pa.array(np.array(METRICS)[rng.integers(0, len(METRICS), count)])
+        telemetry = pc.binary_join_element_wise("fleet.r", region, ".s", site, ".d", device, ".", metric, "")
+        topic = pc.if_else(pa.array(rng.random(count) < 0.5), command, telemetry)
+        offsets = np.arange(start, start + count, dtype=np.int64)
+        table = pa.table(
+            [
+                pa.array(offsets),
+                pa.array(1_704_067_200_000_000 + offsets * 1_000, pa.timestamp("us", tz="UTC")),
+                topic,
+                _payloads(rng, count, 20),
+            ],
+            schema=MESSAGE_SCHEMA,
+        )
+        pq.write_table(table, path / "messages" / f"part-{number:04d}.parquet", row_group_size=ROW_GROUP_ROWS)
+    marker.write_text(json.dumps(params))
+    return path / "messages", path / "subscriptions.parquet"
+
+
+def _run(
+    spark: Any, case: str, data: tuple[Path, Path], plan: str, target: Path, expected: int | None = None
+) -> dict[str, Any]:
+    """One route job as ``topicmatch route`` runs it (subscriptions read, plan chosen, Parquet
+    written), with the peak memory of its processes."""
+    messages_path, subscriptions_path = data
+    shutil.rmtree(target, ignore_errors=True)
+    sampler = _PeakMemory()
+    sampler.start()
+    began = time.perf_counter()
+    table = Subscriptions.read(subscriptions_path)
+    chosen = choose(table, plan)
+    read_s = time.perf_counter() - began
+    messages = spark.read.parquet(str(messages_path))
+    deliveries = _route(
+        messages,
+        chosen.matcher,
+        "topic",
+        "subscriber",
+        1 << 20,
+        cache_token=os.urandom(6).hex(),
+        literal=chosen.literal,
+    )
+    write(deliveries, str(target), "parquet")
+    seconds = time.perf_counter() - began
+    sampler.stop()
+    count = spark.read.parquet(str(target)).count()
+    return {
+        "case": case,
+        "plan": plan,
+        "chosen": chosen.name,
+        "subscriptions": len(table),
+        "joined_literal": chosen.literal_pairs,
+        "seconds": seconds,
+        "driver_read_plan_s": read_s,
+        "deliveries": count,
+        "expected": expected,
+        "worker_peak_mib": sampler.worker_peak / 1024,
+        "jvm_peak_mib": sampler.jvm_peak / 1024,
+        "driver_python_peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+class _PeakMemory(threading.Thread):
+    """Samples the high-water mark (kB) of every Python worker and of the JVM, 4 times a second."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.worker_peak = 0
+        self.jvm_peak = 0
+        self._done = threading.Event()
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join(timeout=5)
+        self._sample()
+
+    def run(self) -> None:
+        while not self._done.wait(0.25):
+            self._sample()
+
+    def _sample(self) -> None:
+        """Only this process's descendants: other Spark jobs on the machine are not ours."""
+        parents: dict[int, int] = {}
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                except (OSError, ValueError, IndexError):
+                    continue
+        me = os.getpid()
+        for pid in parents:
+            ancestor, steps = parents.get(pid, 0), 0
+            while ancestor not in (me, 0, 1) and steps < 16:
+                ancestor, steps = parents.get(ancestor, 0), steps + 1
+            if ancestor != me:
+                continue
+            try:
+                command = Path(f"/proc/{pid}/cmdline").read_bytes()
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                continue
+            peak = next(
+                (int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")), 0
+            )
+            if b"pyspark.daemon" in command:
+                self.worker_peak = max(self.worker_peak, peak)
+            elif b"org.apache.spark.deploy.SparkSubmit" in command:
+                self.jvm_peak = max(self.jvm_peak, peak)
+
+
+def _report(out: Path, results: list[dict[str, Any]], master: str) -> None:
+    machine = machine_info()
+    (out / "results.json").write_text(
+        json.dumps(
+            {"experiment": "pipeline-scale", "machine": machine, "master": master, "results": results},
+            indent=2,
+        )
+        + "\n"
+    )
+    rows = [
+        "| case | plan (chosen) | subscriptions | joined literal | wall (s) | of which read + plan (s) "
+        "| deliveries | largest worker (MiB) | JVM (MiB) | driver Python (MiB) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        rows.append(
+            f"| {r['case']} | {r['plan']} ({r['chosen']}) | {r['subscriptions']:,} | {r['joined_literal']:,} "
+            f"| {r['seconds']:.1f} | {r['driver_read_plan_s']:.1f} | {r['deliveries']:,} "
+            f"| {r['worker_peak_mib']:,.0f} | {r['jvm_peak_mib']:,.0f} | {r['driver_python_peak_mib']:,.0f} |"
+        )
+    text = [
+        "# Routing on Spark at scale: a subscription table bigger than a worker",
+        "",
+        f"Machine: {machine['cpu']}, {machine['cores']} cores, {machine['python']}, load average "
+        f"{machine['load_average']}, {machine['time']}. Master: {master}.",
+        "Each run: subscriptions read and validated on the driver, the plan chosen, the deliveries "
+        "written as Parquet (a fresh matcher in every worker). Peaks are high-water marks "
+        "(`VmHWM`); the driver's is the process's own, over all runs so far.",
+        "",
+        *rows,
+        "",
+    ]
+    (out / "report.md").write_text("\n".join(text))
