@@ -26,9 +26,9 @@ against a brute force over every short topic, for every pair of short patterns.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeVar
 
 from ._errors import ComplexityError
 from ._words import HASH, STAR, Tokens
@@ -93,7 +93,7 @@ def _search(
     p: Tokens, q: Tokens, rules: TopicRules, found: Callable[[frozenset[int], bool], bool], split: bool
 ) -> bool:
     """Whether some topic the dialect allows makes ``found(p's positions after it, q matched
-    it)`` true: a breadth-first search, word by word, as deep as the longest topic allowed.
+    it)`` true: :func:`_breadth_first` over (p's positions, a position of q).
 
     q is followed one position at a time (some path of q). p is followed one position at a time
     too when ``split`` (some path of p: :func:`overlaps`, polynomial), else as the set of all its
@@ -105,28 +105,57 @@ def _search(
     start = [(ps, j) for ps in p_states for j in _closure(q, {0})]
     if rules.empty_topic and any(found(ps, j == len(q)) for ps, j in start):
         return True
+
+    def successors(p_positions: frozenset[int], j: int, depth: int) -> Iterator[tuple[frozenset[int], int]]:
+        for word in _first(symbols, rules) if depth == 0 else symbols:
+            after_q = _step(q, frozenset((j,)), word, depth, rules)
+            if not after_q:
+                continue
+            after_p = _step(p, p_positions, word, depth, rules)
+            for next_p in [frozenset((i,)) for i in after_p] if split else [after_p]:
+                for after_j in after_q:
+                    yield next_p, after_j
+
+    return _breadth_first(
+        start,
+        successors,
+        lambda ps, j: found(ps, j == len(q)),
+        rules.max_words,
+        None if split else COVERS_BUDGET,
+    )
+
+
+_State = TypeVar("_State", bound=Hashable)
+
+
+def _breadth_first(
+    start: list[tuple[_State, int]],
+    successors: Callable[[_State, int, int], Iterable[tuple[_State, int]]],
+    arrived: Callable[[_State, int], bool],
+    max_words: int,
+    budget: int | None = None,
+) -> bool:
+    """The one search of the algebra: states (a state of one side, a position of q), word by
+    word, breadth first, as deep as the longest topic allowed; each state once. True as soon as
+    ``arrived`` says so for a state reached; False when no state is left or the depth is
+    reached. Past ``budget`` states (covers() only), :class:`ComplexityError`.
+    """
     seen = set(start)
     layer = start
-    for depth in range(rules.max_words):
-        following = []
-        for p_positions, j in layer:
-            for word in _first(symbols, rules) if depth == 0 else symbols:
-                after_q = _step(q, frozenset((j,)), word, depth, rules)
-                if not after_q:
-                    continue
-                after_p = _step(p, p_positions, word, depth, rules)
-                for next_p in [frozenset((i,)) for i in after_p] if split else [after_p]:
-                    for after_j in after_q:
-                        if found(next_p, after_j == len(q)):
-                            return True
-                        if (next_p, after_j) not in seen:
-                            if not split and len(seen) >= COVERS_BUDGET:
-                                raise ComplexityError(
-                                    f"covers() gave up after {COVERS_BUDGET:,} steps: these patterns "
-                                    "can be matched in too many ways to compare exactly"
-                                )
-                            seen.add((next_p, after_j))
-                            following.append((next_p, after_j))
+    for depth in range(max_words):
+        following: list[tuple[_State, int]] = []
+        for state, j in layer:
+            for reached in successors(state, j, depth):
+                if arrived(*reached):
+                    return True
+                if reached not in seen:
+                    if budget is not None and len(seen) >= budget:
+                        raise ComplexityError(
+                            f"covers() gave up after {budget:,} steps: these patterns "
+                            "can be matched in too many ways to compare exactly"
+                        )
+                    seen.add(reached)
+                    following.append(reached)
         if not following:
             return False
         layer = following
@@ -187,38 +216,36 @@ def _step(
 def overlapping_in_trie(root: Node, q: Tokens, rules: TopicRules) -> list[Node]:
     """The nodes of a subscription trie (:mod:`._walk`) holding patterns that overlap ``q``.
 
-    The search of :func:`overlaps` with a trie on one side: a state is (a trie node, a position
-    of q), and a word leads from a node to the nodes the trie's lookup walk would reach with it
-    (its literal child, its ``*`` child, itself if it is a ``#`` node, and the ``#`` children of
-    those). Where q's position holds a literal only that literal child is followed: a pattern
-    with literal words visits its branch of the trie, not the trie. Cost: at most the trie's
-    nodes times len(q) states, each tried with the words it can take.
+    The search of :func:`overlaps` (:func:`_breadth_first`) with a trie on one side: a state is
+    (a trie node, a position of q), and a word leads from a node to the nodes the trie's lookup
+    walk would reach with it (its literal child, its ``*`` child, itself if it is a ``#`` node,
+    and the ``#`` children of those). Where q's position holds a literal only that literal child
+    is followed: a pattern with literal words visits its branch of the trie, not the trie. Every
+    state reached is visited (none ends the search). Cost: at most the trie's nodes times len(q)
+    states, each tried with the words it can take.
     """
     if _matches_nothing(q, rules):
         return []
     found: dict[int, Node] = {}
     starts = [root] if root.hash is None else [root, root.hash]
-    layer = [(node, j) for node in starts for j in _closure(q, {0})]
+    start = [(node, j) for node in starts for j in _closure(q, {0})]
     if rules.empty_topic:
-        found.update((id(node), node) for node, j in layer if j == len(q) and node.by_pattern)
-    seen = {(id(node), j) for node, j in layer}
-    for depth in range(rules.max_words):
-        following: list[tuple[Node, int]] = []
-        for node, j in layer:
-            for word in _words_to_try(node, q, j, depth, rules):
-                after = _step(q, frozenset((j,)), word, depth, rules)
-                if not after:
-                    continue
+        found.update((id(node), node) for node, j in start if j == len(q) and node.by_pattern)
+
+    def successors(node: Node, j: int, depth: int) -> Iterator[tuple[Node, int]]:
+        for word in _words_to_try(node, q, j, depth, rules):
+            after = _step(q, frozenset((j,)), word, depth, rules)
+            if after:
                 for nxt in _trie_step(root, node, word, depth, rules):
                     for after_j in after:
-                        if after_j == len(q) and nxt.by_pattern:
-                            found[id(nxt)] = nxt
-                        if (id(nxt), after_j) not in seen:
-                            seen.add((id(nxt), after_j))
-                            following.append((nxt, after_j))
-        if not following:
-            break
-        layer = following
+                        yield nxt, after_j
+
+    def arrived(node: Node, j: int) -> bool:
+        if j == len(q) and node.by_pattern:
+            found[id(node)] = node
+        return False  # collect them all
+
+    _breadth_first(start, successors, arrived, rules.max_words)
     return list(found.values())
 
 
