@@ -1,7 +1,9 @@
 """The batch job of ``topicmatch route``: read, route, write the deliveries and the quarantine.
 
 One Spark job writes the deliveries; the figures of the summary are counted in the workers on
-the way (see :mod:`._stats`), so there is no second pass over the data. Only when some messages
+the way (see :mod:`._stats`), so there is no second pass over the data. (Under the split plan,
+:mod:`._plan`, a Spark ``Observation`` counts the join's deliveries on the way too, and the top
+subscribers take one read of the written output's subscriber column.) Only when some messages
 were invalid does a second, cheap job write them to the quarantine (it validates each distinct
 topic once and keeps only the bad rows).
 
