@@ -16,17 +16,18 @@ Cases, each a fresh Spark job writing Parquet as ``topicmatch route`` does, in o
 * the pipeline benchmark's 1M x 1k case (1,000 generated subscriptions) with both plans
   alternated: the split plan forced where ``auto`` keeps the matcher.
 
-Per run: wall time, the peak resident memory of the largest Python worker (the high-water mark
-``VmHWM`` of every ``pyspark.daemon`` process, sampled four times a second) and of the JVM, and
-the driver's Python process. Results in ``DIR/report.md`` and ``DIR/results.json``.
+Per run (each in a new Spark context, so with new Python workers): wall time, the peak resident
+memory of the largest Python worker (the high-water mark ``VmHWM`` of every ``pyspark.daemon``
+process, sampled four times a second), of the JVM and of the driver's Python process (their
+marks reset at the run's start). Results in ``DIR/report.md`` and ``DIR/results.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
-import resource
 import shutil
 import threading
 import time
@@ -37,6 +38,7 @@ import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.compute as pc  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]
+from pyspark.sql import SparkSession
 
 from topicmatch.bench.machine import machine_info
 
@@ -61,10 +63,18 @@ def run(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     out.mkdir(parents=True, exist_ok=True)
     progress = Progress("scale", stderr)
     large = 20_000 if options.quick else 10_000_000
-    spark = session(
-        options.master,
-        {"spark.driver.memory": "6g", "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"},
-    )
+    conf = {"spark.driver.memory": "6g", "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}
+
+    def fresh() -> Any:
+        """A new Spark context for each run, so each starts with new Python workers (a worker
+        keeps the matchers of its last three jobs); not with --quick, a smoke test that may
+        share a session with others."""
+        active = SparkSession.getActiveSession()
+        if active is not None and not options.quick:
+            active.stop()
+        return session(options.master, conf)
+
+    spark = fresh()
     results: list[dict[str, Any]] = []
     cases: list[tuple[str, int, tuple[str, ...], int]] = [
         (f"{_short(large)} x {_short(large)}", large, ("auto", "split") if options.quick else ("auto",), 1)
@@ -76,6 +86,7 @@ def run(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         for round_ in range(rounds):
             for plan in plans:
                 progress(f"{name}: plan {plan}, run {round_ + 1}/{rounds}")
+                spark = fresh()
                 results.append(_run(spark, name, data, plan, out / "tmp", expected=2 * size))
                 progress(f"{name}: {_line(results[-1])}")
     if not options.quick:  # the pipeline benchmark's data
@@ -84,6 +95,7 @@ def run(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         for round_ in range(3):
             for plan in ("matcher", "split"):
                 progress(f"1M x 1k: plan {plan}, run {round_ + 1}/3")
+                spark = fresh()
                 results.append(_run(spark, "1M x 1k", (messages, subscriptions), plan, out / "tmp"))
                 progress(f"1M x 1k: {_line(results[-1])}")
     shutil.rmtree(out / "tmp", ignore_errors=True)
@@ -203,30 +215,40 @@ def _run(
         "expected": expected,
         "worker_peak_mib": sampler.worker_peak / 1024,
         "jvm_peak_mib": sampler.jvm_peak / 1024,
-        "driver_python_peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "driver_python_peak_mib": sampler.driver_peak / 1024,
     }
 
 
 class _PeakMemory(threading.Thread):
-    """Samples the high-water mark (kB) of every Python worker and of the JVM, 4 times a second."""
+    """The high-water marks (kB) of the largest Python worker, of the JVM and of this process
+    during one run: reset when it starts (``5`` into ``/proc/PID/clear_refs``; the JVM outlives
+    the runs), sampled four times a second (workers come and go)."""
 
     def __init__(self) -> None:
         super().__init__(daemon=True)
         self.worker_peak = 0
         self.jvm_peak = 0
+        self.driver_peak = 0
         self._done = threading.Event()
+
+    def start(self) -> None:
+        for pid in [os.getpid(), *self._ours()]:
+            with contextlib.suppress(OSError):
+                Path(f"/proc/{pid}/clear_refs").write_text("5")
+        super().start()
 
     def stop(self) -> None:
         self._done.set()
         self.join(timeout=5)
         self._sample()
+        self.driver_peak = _high_water(os.getpid())
 
     def run(self) -> None:
         while not self._done.wait(0.25):
             self._sample()
 
-    def _sample(self) -> None:
-        """Only this process's descendants: other Spark jobs on the machine are not ours."""
+    def _ours(self) -> list[int]:
+        """This process's descendants: other Spark jobs on the machine are not ours."""
         parents: dict[int, int] = {}
         for entry in Path("/proc").iterdir():
             if entry.name.isdigit():
@@ -235,24 +257,35 @@ class _PeakMemory(threading.Thread):
                 except (OSError, ValueError, IndexError):
                     continue
         me = os.getpid()
+        ours = []
         for pid in parents:
             ancestor, steps = parents.get(pid, 0), 0
             while ancestor not in (me, 0, 1) and steps < 16:
                 ancestor, steps = parents.get(ancestor, 0), steps + 1
-            if ancestor != me:
-                continue
+            if ancestor == me:
+                ours.append(pid)
+        return ours
+
+    def _sample(self) -> None:
+        for pid in self._ours():
             try:
                 command = Path(f"/proc/{pid}/cmdline").read_bytes()
-                status = Path(f"/proc/{pid}/status").read_text()
             except OSError:
                 continue
-            peak = next(
-                (int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")), 0
-            )
+            peak = _high_water(pid)
             if b"pyspark.daemon" in command:
                 self.worker_peak = max(self.worker_peak, peak)
             elif b"org.apache.spark.deploy.SparkSubmit" in command:
                 self.jvm_peak = max(self.jvm_peak, peak)
+
+
+def _high_water(pid: int) -> int:
+    """The process's resident high-water mark in kB (0 if it is gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    return next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")), 0)
 
 
 def _report(out: Path, results: list[dict[str, Any]], master: str) -> None:
@@ -281,8 +314,9 @@ def _report(out: Path, results: list[dict[str, Any]], master: str) -> None:
         f"Machine: {machine['cpu']}, {machine['cores']} cores, {machine['python']}, load average "
         f"{machine['load_average']}, {machine['time']}. Master: {master}.",
         "Each run: subscriptions read and validated on the driver, the plan chosen, the deliveries "
-        "written as Parquet (a fresh matcher in every worker). Peaks are high-water marks "
-        "(`VmHWM`); the driver's is the process's own, over all runs so far.",
+        "written as Parquet, in a new Spark context (new Python workers). Peaks are the high-water "
+        "marks (`VmHWM`) of each process during the run: the largest Python worker, the JVM (driver "
+        "and executor in local mode) and the driver's Python process, which reads the table.",
         "",
         *rows,
         "",
