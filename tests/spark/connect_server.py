@@ -13,22 +13,20 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
-from types import TracebackType
 
 from pyspark.find_spark_home import _find_spark_home
 
-from .standalone import _alive_in_group, _free_port
+from .standalone import Launched, _free_port, stop_groups
 
 __all__ = ["ConnectServer"]
 
 
-class ConnectServer:
+class ConnectServer(Launched):
     """``with ConnectServer(workdir) as server:`` ... ``server.url`` is ``sc://127.0.0.1:PORT``."""
 
     def __init__(self, workdir: Path, timeout: float = 120.0) -> None:
@@ -91,28 +89,5 @@ class ConnectServer:
 
     def stop(self) -> None:
         process, self.process = self.process, None
-        if process is None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 20
-        while _alive_in_group(process.pid) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        if _alive_in_group(process.pid):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=30)
-        time.sleep(0.3)
-        left = _alive_in_group(process.pid)
-        assert not left, f"processes left running: {left}"
-
-    def __enter__(self) -> ConnectServer:
-        try:
-            return self.start()
-        except BaseException:
-            self.stop()
-            raise
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
+        if process is not None:
+            stop_groups([process])

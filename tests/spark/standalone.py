@@ -15,10 +15,11 @@ import subprocess
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import Self
 
 from pyspark.find_spark_home import _find_spark_home
 
-__all__ = ["Cluster"]
+__all__ = ["Cluster", "Launched", "stop_groups"]
 
 
 def _free_port() -> int:
@@ -43,7 +44,48 @@ def _alive_in_group(pgid: int) -> list[int]:
     return alive
 
 
-class Cluster:
+def stop_groups(processes: list[subprocess.Popen[bytes]], grace: float = 20.0) -> None:
+    """TERM each process's group (in the order given), KILL what is left of a group after
+    ``grace`` seconds, and check that nothing of any group remains."""
+    for process in processes:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for process in processes:
+        while _alive_in_group(process.pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if _alive_in_group(process.pid):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+    time.sleep(0.5)
+    left = {process.pid: _alive_in_group(process.pid) for process in processes}
+    assert not any(left.values()), f"processes left running: {left}"
+
+
+class Launched:
+    """A context manager of processes started by ``start()`` and stopped by ``stop()``, which
+    runs also when ``start()`` fails half-way."""
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+class Cluster(Launched):
     """``with Cluster(workdir, workers=2) as cluster:`` ... ``cluster.url`` is ``spark://127.0.0.1:PORT``."""
 
     def __init__(self, workdir: Path, workers: int = 2, timeout: float = 90.0) -> None:
@@ -124,29 +166,6 @@ class Cluster:
 
     def stop(self) -> None:
         """TERM each process group (workers first), KILL what is left after 20 s, check none remains."""
-        for process, _ in reversed(self.processes):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 20
-        for process, _ in self.processes:
-            while _alive_in_group(process.pid) and time.monotonic() < deadline:
-                time.sleep(0.2)
-            if _alive_in_group(process.pid):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=30)
-        time.sleep(0.5)
-        left = {process.pid: _alive_in_group(process.pid) for process, _ in self.processes}
+        processes = [process for process, _ in reversed(self.processes)]
         self.processes.clear()
-        assert not any(left.values()), f"processes left running: {left}"
-
-    def __enter__(self) -> Cluster:
-        try:
-            return self.start()
-        except BaseException:
-            self.stop()
-            raise
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
+        stop_groups(processes)
