@@ -18,6 +18,7 @@ from pyspark.sql import SparkSession
 
 from topicmatch.cli import main
 from topicmatch.spark import Subscriptions, _commands, _session
+from topicmatch.spark._plan import SPLIT_FROM
 
 from .helpers import expected_deliveries, pairs_of
 
@@ -357,7 +358,11 @@ def test_help_on_every_command(capsys: pytest.CaptureFixture[str]) -> None:
         assert info.value.code == 0
         text = capsys.readouterr().out
         assert text.startswith("usage: topicmatch")
-    assert "--checkpoint DIR" in run_help(capsys, "route")
+    route_help = " ".join(run_help(capsys, "route").split())
+    assert "--checkpoint DIR" in route_help
+    assert (
+        f"split from {SPLIT_FROM:,} such subscriptions on" in route_help
+    )  # the help says the real threshold
 
 
 def run_help(capsys: pytest.CaptureFixture[str], command: str) -> str:

@@ -38,7 +38,8 @@ __all__ = ["PLANS", "SPLIT_FROM", "Plan", "choose"]
 #: The plans ``route`` knows; ``auto`` lets :func:`choose` decide.
 PLANS: Final = ("auto", "matcher", "split")
 #: ``auto`` joins the literal pairs from this many on: a million of them cost each worker
-#: about 650 MB in the matcher, and a table this small is broadcast by Spark's join.
+#: about 650 MB in the matcher, and a table this small is broadcast by Spark's join. (The
+#: command line's ``--plan`` help repeats the number; tests/spark/test_cli.py checks it.)
 SPLIT_FROM: Final = 100_000
 
 #: The columns of the literal table the messages are joined with.
