@@ -179,6 +179,16 @@ def test_the_split_plan_gives_the_matchers_deliveries(
     assert choose(table, "auto").name == "matcher"  # below SPLIT_FROM
 
 
+def test_a_stream_is_routed_by_the_matcher(spark: SparkSession, tmp_path: Path) -> None:
+    spark.createDataFrame([(1, "a.b")], "offset long, topic string").write.parquet(str(tmp_path / "in"))
+    stream = spark.readStream.schema("offset long, topic string").parquet(str(tmp_path / "in"))
+    with pytest.raises(MessagesError, match="plan 'split' applies to batch DataFrames"):
+        route(stream, [("a.b", "x")], plan="split")
+    with pytest.raises(MessagesError, match="unknown plan 'fast'"):
+        route(stream, [("a.b", "x")], plan="fast")
+    assert route(stream, [("a.b", "x")]).isStreaming  # auto routes a stream (by the matcher)
+
+
 def test_auto_splits_large_literal_tables() -> None:
     pairs = [(f"devices.d{i}.cmd", f"d{i}") for i in range(SPLIT_FROM)] + [("devices.*.cmd", "ops")]
     plan = choose(Subscriptions.from_pairs(pairs), "auto")

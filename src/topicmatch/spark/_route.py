@@ -1,7 +1,8 @@
 """``route`` and ``quarantine``: lazy DataFrame transformations, the same for batch and streaming.
 
 Both add one ``mapInArrow`` step to the plan (``route``'s exploded layout also an ``explode`` of
-the subscriber lists it returns) and nothing else: no join, no shuffle, no action.
+the subscriber lists it returns) and nothing else: no shuffle, no action, and no join but under
+``route``'s split plan (:mod:`._plan`), which joins the messages with the literal subscriptions.
 The subscriptions are validated on the driver when ``route`` is called (an invalid pattern stops
 the job before any work) and travel to the workers inside the mapped function, as data.
 """
@@ -26,7 +27,7 @@ from pyspark.sql.types import ArrayType, StringType, StructField, StructType
 
 from .._dialects import make_dialect
 from ._errors import MessagesError, SparkPipelineError, SubscriptionsError
-from ._plan import LITERAL_COL, PATTERN_COL, choose
+from ._plan import LITERAL_COL, PATTERN_COL, PLANS, choose
 from ._subscriptions import Subscriptions
 from ._worker import QuarantineFunction, RouteFunction
 
@@ -117,12 +118,13 @@ def route(
     messages with the plain literal subscriptions of subscribers that have no wildcard pattern
     (an equi-join on the topic, in Spark) and matches the rest in the workers; ``auto`` (the
     default) splits from :data:`~._plan.SPLIT_FROM` such pairs on. The same deliveries either
-    way (:mod:`._plan`).
+    way (:mod:`._plan`). A streaming DataFrame is routed by the matcher (``split`` is refused).
 
     Lazy, like any transformation, and the same for a streaming DataFrame. Messages whose topic
     the dialect rejects (or that exceed ``max_message_bytes``; 0 means no limit) get no
-    delivery: :func:`quarantine` lists them with the reason. Cost: one ``mapInArrow`` step; each
-    distinct topic is matched once per worker process.
+    delivery: :func:`quarantine` lists them with the reason. Cost: one ``mapInArrow`` step (and
+    under the split plan a join on the topic); each distinct topic is matched once per worker
+    process.
 
     Raises :class:`InvalidSubscriptionError` (where and why) for an invalid pattern unless
     ``skip_invalid_patterns``, :class:`SubscriptionsError` or :class:`MessagesError` for a
@@ -130,8 +132,12 @@ def route(
     """
     if layout not in LAYOUTS:
         raise MessagesError(f"unknown layout {layout!r}: choose {' or '.join(LAYOUTS)}")
+    if plan not in PLANS:
+        raise MessagesError(f"unknown plan {plan!r}: choose {', '.join(PLANS)}")
+    if messages.isStreaming and plan == "split":
+        raise MessagesError("plan 'split' applies to batch DataFrames; a stream is routed by the matcher")
     table = as_subscriptions(subscriptions, dialect, pedantic, skip_invalid_patterns)
-    chosen = choose(table, plan)
+    chosen = choose(table, "matcher" if messages.isStreaming else plan)
     name = subscriber_col or LAYOUTS[layout]
     return _route(
         messages, chosen.matcher, topic_col, name, max_message_bytes, layout=layout, literal=chosen.literal
