@@ -153,7 +153,8 @@ def add_commands(commands: Any) -> None:
     stream.add_argument(
         "--stream",
         action="store_true",
-        help="Structured Streaming over the directory --messages, exactly once",
+        help="Structured Streaming over the directory --messages: restartable, each micro-batch committed "
+        "to the output once (read it with Spark; docs/pipeline.md)",
     )
     stream.add_argument("--checkpoint", metavar="DIR", help="checkpoint directory (required with --stream)")
     stream.add_argument("--once", action="store_true", help="process the files present, then stop")

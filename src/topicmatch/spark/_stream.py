@@ -4,7 +4,9 @@ Two streaming queries read the directory: one routes and writes the deliveries, 
 quarantine. Each writes with Spark's file sink and its own checkpoint (``CHECKPOINT/deliveries``,
 ``CHECKPOINT/quarantine``): the sink commits each micro-batch's files in its ``_spark_metadata``
 log, and after a crash the query replays the uncommitted batch from the offsets in the
-checkpoint, so output is exactly once. Read the output with Spark (which follows the log).
+checkpoint: processing is at least once, and each batch is committed to the output once, so the
+output read with Spark (which follows the log) holds every delivery once. Directory listings
+that ignore the log can see an uncommitted attempt's files (docs/pipeline.md says precisely).
 
 Subscriptions change between micro-batches: the driver polls the subscriptions file; when it
 has changed and stayed unchanged for one poll (a half-written file is never loaded), it loads
