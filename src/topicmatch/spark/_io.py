@@ -40,8 +40,8 @@ __all__ = [
     "SPARK_ERRORS",
     "FileSystem",
     "check_output_format",
-    "csv_topics",
     "detect_format",
+    "load_with_schema",
     "parse_since",
     "read_messages",
     "select_messages",
@@ -258,8 +258,7 @@ def read_messages(
         if fmt in _INFER:
             inferred = spark.read.format(fmt).options(**_INFER[fmt]).load(path).schema
             schema = _text_schema(inferred, topic_col, _first_keys(spark, path) if fmt == "json" else [])
-            frame = spark.read.format(fmt).options(**_READ.get(fmt, {})).schema(schema).load(path)
-            frame = csv_topics(frame, topic_col) if fmt == "csv" else frame
+            frame = load_with_schema(spark.read, fmt, schema, path, topic_col)
         else:
             frame = spark.read.format(fmt).load(path)
     except SPARK_ERRORS as error:
@@ -305,9 +304,12 @@ def _first_keys(spark: SparkSession, path: str) -> list[str]:
     return list(value) if isinstance(value, dict) else []
 
 
-def csv_topics(frame: DataFrame, topic_col: str) -> DataFrame:
-    """A CSV log's topic column with its empty fields as the empty topic (see read_messages)."""
-    if topic_col not in frame.columns:
+def load_with_schema(reader: Any, fmt: str, schema: StructType, path: str, topic_col: str) -> DataFrame:
+    """The log at ``path`` read with ``schema`` by ``reader`` (``spark.read`` or
+    ``spark.readStream``: batch and stream read a log the same way), a CSV log's empty topic
+    fields as the empty topic (CSV has no null: Spark's null there is an empty field)."""
+    frame: DataFrame = reader.format(fmt).options(**_READ.get(fmt, {})).schema(schema).load(path)
+    if fmt != "csv" or topic_col not in frame.columns:
         return frame
     return frame.withColumn(topic_col, F.coalesce(F.col(topic_col), F.lit("")))
 

@@ -36,8 +36,8 @@ from ._io import (
     SPARK_ERRORS,
     FileSystem,
     check_output_format,
-    csv_topics,
     detect_format,
+    load_with_schema,
     select_messages,
     spark_error,
     stream_schema,
@@ -114,14 +114,10 @@ class StreamRouter:
             # column for a line Spark cannot parse; with it, a later such line is quarantined
             # as not valid JSON (RouteJob.quarantine_of) rather than as a null topic.
             schema = StructType([*schema.fields, StructField(CORRUPT, StringType())])
-        reader = self.spark.readStream.schema(schema).format(fmt)
-        if fmt == "csv":
-            reader = reader.option("header", "true")
+        reader = self.spark.readStream
         if self.max_files_per_trigger:
             reader = reader.option("maxFilesPerTrigger", self.max_files_per_trigger)
-        frame = reader.load(job.messages)
-        if fmt == "csv":
-            frame = csv_topics(frame, job.topic_col)
+        frame = load_with_schema(reader, fmt, schema, job.messages, job.topic_col)
         return select_messages(frame, job.from_offset, job.since)
 
     def _start(self, frame: DataFrame, path: str, name: str) -> StreamingQuery:
