@@ -169,12 +169,14 @@ def test_the_split_plan_gives_the_matchers_deliveries(
     assert not {"both", "plain-but-also-wild", "odd"} & joined
     messages = _messages(spark, generated[dialect], dialect)
     for layout in ("exploded", "nested"):
-        got = {}
+        got, schemas = {}, {}
         for name in ("matcher", "split"):
             # a small limit, so that some messages whose topic a device subscribes are too big
             frame = route(messages, table, dialect=dialect, layout=layout, plan=name, max_message_bytes=140)
             got[name] = sorted(tuple(r) for r in frame.collect())
+            schemas[name] = frame.schema  # nullable flags included: outputs of both must concatenate
         assert got["split"] == got["matcher"], layout
+        assert schemas["split"] == schemas["matcher"], layout
         assert len(got["split"]) > 1000
     assert choose(table, "auto").name == "matcher"  # below SPLIT_FROM
 
@@ -187,6 +189,13 @@ def test_a_stream_is_routed_by_the_matcher(spark: SparkSession, tmp_path: Path) 
     with pytest.raises(MessagesError, match="unknown plan 'fast'"):
         route(stream, [("a.b", "x")], plan="fast")
     assert route(stream, [("a.b", "x")]).isStreaming  # auto routes a stream (by the matcher)
+
+
+def test_a_forced_split_with_nothing_to_join_is_the_matcher(spark: SparkSession) -> None:
+    messages = spark.createDataFrame([(1, "a.b"), (2, "c")], "offset long, topic string")
+    plan = choose(Subscriptions.from_pairs([("a.*", "x")]), "split")
+    assert (plan.name, plan.literal, plan.literal_pairs) == ("split", None, 0)
+    assert [tuple(r) for r in route(messages, [("a.*", "x")], plan="split").collect()] == [(1, "a.b", "x")]
 
 
 def test_auto_splits_large_literal_tables() -> None:

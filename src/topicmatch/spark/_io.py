@@ -311,7 +311,10 @@ def load_with_schema(reader: Any, fmt: str, schema: StructType, path: str, topic
     frame: DataFrame = reader.format(fmt).options(**_READ.get(fmt, {})).schema(schema).load(path)
     if fmt != "csv" or topic_col not in frame.columns:
         return frame
-    return frame.withColumn(topic_col, F.coalesce(F.col(topic_col), F.lit("")))
+    # when/otherwise rather than coalesce: the column stays nullable, as it is in a Parquet or
+    # JSON log, so the outputs of one log have one schema whatever its format.
+    topic = F.col(topic_col)
+    return frame.withColumn(topic_col, F.when(topic.isNull(), F.lit("")).otherwise(topic))
 
 
 def stream_schema(spark: SparkSession, path: str, fmt: str, topic_col: str = "topic") -> StructType:

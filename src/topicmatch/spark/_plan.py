@@ -80,6 +80,8 @@ def choose(table: Subscriptions, plan: str = "auto") -> Plan:
     count = int(joined.sum())
     if plan == "auto" and count < SPLIT_FROM:
         return Plan("matcher", table)
+    if not count:  # split forced on a table with nothing to join: the matcher does it all
+        return Plan("split", table)
     return Plan("split", _part(table, ~joined), _literal_table(table, joined), count)
 
 
@@ -109,5 +111,14 @@ def _literal_table(table: Subscriptions, rows: np.ndarray[Any, np.dtype[np.bool_
     grouped = pairs.group_by(PATTERN_COL, use_threads=False).aggregate([("id", "list")])
     lists = grouped.column("id_list").combine_chunks()
     values = table.subscribers.take(lists.flatten())
-    subscribers = pa.ListArray.from_arrays(lists.offsets, values)
-    return pa.table({PATTERN_COL: grouped.column(PATTERN_COL), LITERAL_COL: subscribers})
+    # No null anywhere, declared so: the output's schema is then the matcher plan's to the
+    # nullable flags (Spark reads them from the Arrow fields).
+    element = pa.field("element", values.type, nullable=False)
+    subscribers = pa.ListArray.from_arrays(lists.offsets, values, type=pa.list_(element))
+    schema = pa.schema(
+        [
+            pa.field(PATTERN_COL, pa.string(), nullable=False),
+            pa.field(LITERAL_COL, subscribers.type, nullable=False),
+        ]
+    )
+    return pa.table([grouped.column(PATTERN_COL).combine_chunks(), subscribers], schema=schema)

@@ -22,7 +22,7 @@ import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.pandas.types import from_arrow_type
+from pyspark.sql.pandas.types import from_arrow_schema, from_arrow_type
 from pyspark.sql.types import ArrayType, StringType, StructField, StructType
 
 from .._dialects import make_dialect
@@ -218,7 +218,9 @@ def _around_arrow(
     lists = F.col(added.name)
     if joined is not None:
         literal, topic_index, observation = joined
-        table = messages.sparkSession.createDataFrame(literal)
+        # The schema given, not inferred: Spark Connect cannot infer one from an empty table,
+        # and the Arrow fields carry the nullable flags that keep the output's schema.
+        table = messages.sparkSession.createDataFrame(literal, schema=from_arrow_schema(literal.schema))
         mapped = mapped.join(table, F.col(positional[topic_index]) == F.col(PATTERN_COL), "left")
         more = F.coalesce(F.col(LITERAL_COL), F.array().cast(added.dataType))
         if observation is not None:
