@@ -19,7 +19,7 @@ __all__ = ["add_commands"]
 
 _MASTER_HELP = (
     "Spark master: local[*] (the default: every core of this machine), local[N], or a cluster such as "
-    "spark://host:7077; under spark-submit, spark-submit's"
+    "spark://host:7077; under spark-submit, the master given to spark-submit"
 )
 
 
@@ -91,7 +91,7 @@ def add_commands(commands: Any) -> None:
         default="exploded",
         help="exploded: one row per (message, subscriber), in column subscriber; nested: one row per "
         "message with its subscribers, sorted, in the array column subscribers (parquet or json "
-        "only) (default: exploded)",
+        "only, no --partition-by) (default: exploded)",
     )
     route.add_argument(
         "--plan",

@@ -211,8 +211,9 @@ def _write_report(out: Path, results: list[dict[str, Any]], runs: tuple[int, int
         "",
         f"Machine: {machine['cpu']}, {machine['cores']} cores, {machine['python']}, load average "
         f"{machine['load_average']}, {machine['time']}. Master: {master}.",
-        f"Medians of {repeat} route runs (cold worker caches, one warm-up first) and {naive_repeat} naive "
-        "runs; Parquet write included. `nested`: route's nested layout (one row per message with the "
+        f"Medians of {repeat} route run{'s' if repeat != 1 else ''} (cold worker caches, one warm-up first) "
+        f"and {naive_repeat} naive run{'s' if naive_repeat != 1 else ''}; Parquet write included. "
+        "`nested`: route's nested layout (one row per message with the "
         "array of its subscribers), its runs alternating with route's; `same`: route, nested and the "
         "naive join wrote the same (offset, subscriber) pairs.",
         "",

@@ -104,9 +104,13 @@ def run_route(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> in
         raise UsageError("--max-files-per-trigger must be >= 1")
     if options.stream and options.plan == "split":
         raise UsageError("--plan split applies to batch jobs only; a stream matches in the workers")
-    if options.layout == "nested" and (options.format == "csv" or options.partition_by):
+    if options.layout == "nested" and options.format == "csv":
         raise UsageError(
-            "--layout nested writes an array column: use --format parquet or json, without --partition-by"
+            "--layout nested writes an array column, which CSV cannot hold: use --format parquet or json"
+        )
+    if options.layout == "nested" and options.partition_by:
+        raise UsageError(
+            "--partition-by subscriber needs --layout exploded (nested rows hold many subscribers)"
         )
     conf = _conf(options.conf)
     try:
