@@ -112,7 +112,7 @@ def test_a_stream_in_the_nested_layout(spark: SparkSession, log: pa.Table, tmp_p
     drop(inbox, log, 0)
     code, text = stream(subs, inbox, out, ckpt, "--layout", "nested")
     assert code == 0
-    assert "(parquet, nested)" in text
+    assert "(parquet, nested: " in text
     got = {r["offset"]: r["subscribers"] for r in spark.read.parquet(str(out / "deliveries")).collect()}
     expected, _ = expected_deliveries(Subscriptions.from_pairs(V1), rows_of(log, range(1)))
     assert {(offset, s) for offset, subscribers in got.items() for s in subscribers} == expected

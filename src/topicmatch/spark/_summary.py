@@ -96,7 +96,9 @@ class Summary:
                 f"{batch['invalid']:,} invalid"
             )
         layout = self.output.get("layout", "exploded")
-        shape = f", {layout}" if layout != "exploded" else ""
+        # Nested: a row per message with a subscriber, which the figures above already give.
+        rows = self.messages - self.unmatched - self.invalid
+        shape = f", nested: {rows:,} rows, one per message with subscribers" if layout == "nested" else ""
         lines.append(f"output: {self.output.get('deliveries')} ({self.output.get('format')}{shape})")
         if self.output.get("summary"):
             lines.append(f"summary: {self.output['summary']}")
