@@ -35,8 +35,10 @@ from pyspark.sql.types import (
 from ._errors import MessagesError
 
 __all__ = [
+    "CORRUPT",
     "MESSAGE_FORMATS",
     "OUTPUT_FORMATS",
+    "READ_OPTIONS",
     "SPARK_ERRORS",
     "FileSystem",
     "check_output_format",
@@ -268,10 +270,12 @@ def read_messages(
     return frame, fmt
 
 
-#: Options of a text log read with its schema (CSV's header names the columns, not a message).
-_READ = {"csv": {"header": "true"}}
-#: Spark's column for a JSON line it cannot parse (see _pipeline.CORRUPT): always last.
-_CORRUPT = "_corrupt_record"
+#: Options of a file read with its schema, a log or a written output (CSV's header names the
+#: columns, it is not a row).
+READ_OPTIONS = {"csv": {"header": "true"}}
+#: Spark's column for a JSON line it cannot parse (its PERMISSIVE mode adds it to a log that has
+#: one): always last in a text log's schema; _pipeline keeps it out of the outputs.
+CORRUPT = "_corrupt_record"
 
 
 def _text_schema(inferred: StructType, topic_col: str, order: list[str]) -> StructType:
@@ -290,7 +294,7 @@ def _text_schema(inferred: StructType, topic_col: str, order: list[str]) -> Stru
             field = StructField(field.name, LongType(), field.nullable)
         fields.append(field)
     rank = {name: i for i, name in enumerate(order)}
-    fields.sort(key=lambda f: (f.name == _CORRUPT, rank.get(f.name, len(rank))))  # stable otherwise
+    fields.sort(key=lambda f: (f.name == CORRUPT, rank.get(f.name, len(rank))))  # stable otherwise
     return StructType(fields)
 
 
@@ -308,7 +312,7 @@ def load_with_schema(reader: Any, fmt: str, schema: StructType, path: str, topic
     """The log at ``path`` read with ``schema`` by ``reader`` (``spark.read`` or
     ``spark.readStream``: batch and stream read a log the same way), a CSV log's empty topic
     fields as the empty topic (CSV has no null: Spark's null there is an empty field)."""
-    frame: DataFrame = reader.format(fmt).options(**_READ.get(fmt, {})).schema(schema).load(path)
+    frame: DataFrame = reader.format(fmt).options(**READ_OPTIONS.get(fmt, {})).schema(schema).load(path)
     if fmt != "csv" or topic_col not in frame.columns:
         return frame
     # when/otherwise rather than coalesce: the column stays nullable, as it is in a Parquet or

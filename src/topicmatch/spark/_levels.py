@@ -34,7 +34,7 @@ from .._dialects import Dialect
 if TYPE_CHECKING:
     from .._dfa import DFA
 
-__all__ = ["LevelWalker", "factorize"]
+__all__ = ["LevelWalker", "factorize", "plain_mask"]
 
 Int64Array = np.ndarray[Any, np.dtype[np.int64]]
 BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
@@ -54,28 +54,35 @@ def factorize(keys: IntArray) -> tuple[IntArray, IntArray]:
     return encoded.dictionary.to_numpy(), encoded.indices.to_numpy()
 
 
+def plain_mask(texts: pa.Array, dialect: Dialect) -> BoolArray:
+    """Which texts (a string array, nulls allowed) are *plain* for ``dialect``, as
+    :meth:`~topicmatch.Dialect.plain_topics` defines it, within the word limit: topics its
+    parser would simply split, and patterns without wildcards whose tokens are their words (the
+    subscription table validates and joins such patterns in bulk)."""
+    regex, max_chars = dialect.plain_topics()
+    ok = pc.and_(
+        pc.match_substring_regex(texts, regex),
+        pc.less_equal(pc.binary_length(texts), max_chars),  # plain texts are ASCII: bytes = chars
+    )
+    ok = pc.and_(ok, pc.less_equal(pc.count_substring(texts, dialect.separator), dialect.max_words - 1))
+    return np.asarray(ok.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+
+
 class LevelWalker:
     """Walks many topics through one DFA at once (the DFA must not change meanwhile)."""
 
-    __slots__ = ("_dfa", "_max_chars", "_max_separators", "_plain", "_separator", "subscribers")
+    __slots__ = ("_dfa", "_dialect", "_separator", "subscribers")
 
     def __init__(self, dialect: Dialect, dfa: DFA) -> None:
         self._dfa = dfa
         #: The subscribers of a topic whose walk ends in the given state.
         self.subscribers = dfa.subscribers
+        self._dialect = dialect
         self._separator = dialect.separator
-        # The dialect says which topics its parser would simply split (Dialect.plain_topics).
-        self._plain, self._max_chars = dialect.plain_topics()
-        self._max_separators = dialect.max_words - 1
 
     def plain(self, topics: pa.Array) -> BoolArray:
         """Which topics (a string array, nulls allowed) are plain: valid, words = split(separator)."""
-        ok = pc.and_(
-            pc.match_substring_regex(topics, self._plain),
-            pc.less_equal(pc.binary_length(topics), self._max_chars),
-        )
-        ok = pc.and_(ok, pc.less_equal(pc.count_substring(topics, self._separator), self._max_separators))
-        return ok.fill_null(False).to_numpy(zero_copy_only=False)  # type: ignore[no-any-return]
+        return plain_mask(topics, self._dialect)
 
     def states(self, topics: pa.Array) -> tuple[Int64Array, list[Any]]:
         """The DFA state each topic ends in: an index per topic into the returned list of states.

@@ -25,6 +25,8 @@ from pyspark.sql import functions as F
 
 from ._errors import SparkPipelineError
 from ._io import (
+    CORRUPT,
+    READ_OPTIONS,
     SPARK_ERRORS,
     FileSystem,
     check_output_format,
@@ -43,9 +45,7 @@ from ._summary import Summary
 __all__ = ["RouteJob", "already_exists", "run_batch"]
 
 
-#: Spark's column for a JSON line it could not parse (its PERMISSIVE mode adds it to a log that has
-#: one); and how much of such a line a quarantine reason shows.
-CORRUPT = "_corrupt_record"
+#: How much of a JSON line Spark could not parse (:data:`CORRUPT`) a quarantine reason shows.
 MAX_SHOWN = 200
 
 
@@ -158,16 +158,14 @@ def _top_in_output(spark: SparkSession, deliveries: DataFrame, job: RouteJob) ->
     """The ``job.top`` subscribers with the most deliveries, most first (ties: the smaller
     subscriber first), counted in the written output: under the split plan the join's deliveries
     are nowhere else (one more read of the output's subscriber column)."""
-    reader = spark.read.schema(deliveries.schema).format(job.format).options(**_READ_BACK.get(job.format, {}))
+    reader = (
+        spark.read.schema(deliveries.schema).format(job.format).options(**READ_OPTIONS.get(job.format, {}))
+    )
     written = reader.load(job.deliveries_path)
     column = F.col(LAYOUTS[job.layout])
     subscribers = written.select((F.explode(column) if job.layout == "nested" else column).alias("s"))
     ranked = subscribers.groupBy("s").count().orderBy(F.desc("count"), F.asc("s")).limit(job.top)
     return [(row["s"], int(row["count"])) for row in ranked.collect()]
-
-
-#: Reader options of a written output (CSV has its header line).
-_READ_BACK = {"csv": {"header": "true"}}
 
 
 def already_exists(path: str) -> str:

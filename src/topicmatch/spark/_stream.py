@@ -33,6 +33,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 from .._errors import TopicMatchError
 from ._errors import MessagesError, SparkPipelineError
 from ._io import (
+    CORRUPT,
     SPARK_ERRORS,
     FileSystem,
     check_output_format,
@@ -43,7 +44,7 @@ from ._io import (
     stream_schema,
     writer_options,
 )
-from ._pipeline import CORRUPT, RouteJob, clear_outputs
+from ._pipeline import RouteJob, clear_outputs
 from ._plan import choose
 from ._stats import Counts, StatsParam, top_subscribers
 from ._subscriptions import Subscriptions, fingerprint

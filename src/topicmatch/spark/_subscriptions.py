@@ -27,11 +27,12 @@ import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.compute as pc  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]
 
-from .._dialects import Dialect, make_dialect
+from .._dialects import make_dialect
 from .._errors import InvalidPatternError
 from .._matcher import Matcher
 from .._pair_files import read_pairs
 from ._errors import InvalidSubscriptionError, SubscriptionsError
+from ._levels import plain_mask
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -310,21 +311,6 @@ def fingerprint(path: str | Path) -> tuple[tuple[str, int, int], ...]:
             continue
         out.append((str(file), stat.st_size, stat.st_mtime_ns))
     return tuple(out)
-
-
-def plain_mask(patterns: pa.Array, dialect: Dialect) -> BoolArray:
-    """Per pattern, whether it is plain for ``dialect`` (see :meth:`Subscriptions.plain_rows`)."""
-    if not len(patterns):
-        return np.zeros(0, dtype=bool)
-    regex, max_chars = dialect.plain_topics()
-    words = pc.add(pc.count_substring(patterns, dialect.separator), 1)
-    plain = pc.and_(
-        pc.and_(
-            pc.match_substring_regex(patterns, regex), pc.less_equal(pc.utf8_length(patterns), max_chars)
-        ),
-        pc.less_equal(words, dialect.max_words),
-    )
-    return np.asarray(plain.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def _check(dialect: Any, pattern: str) -> str | None:
