@@ -5,7 +5,7 @@ Two plans give the same deliveries:
 ``matcher``
     Every (pattern, subscriber) pair is in the matcher each Python worker builds. Its cost per
     worker grows with the table: about 650 MB and 3.4 s per million pairs of ``generate``'s table,
-    1.9 GB and about 10 s per million distinct literal patterns (docs/pipeline.md).
+    1.9 GB and 5.9 s for 1.1 million distinct patterns of a device fleet (docs/pipeline.md).
 ``split``
     A *literal* pattern (no wildcard) matches exactly the topic equal to it, so its pairs need no
     matcher: Spark joins the messages with them on the topic, an equi-join it runs itself, with
@@ -39,7 +39,7 @@ __all__ = ["PLANS", "SPLIT_FROM", "Plan", "choose"]
 #: The plans ``route`` knows; ``auto`` lets :func:`choose` decide.
 PLANS: Final = ("auto", "matcher", "split")
 #: ``auto`` joins the literal pairs from this many on: a million distinct ones cost each worker
-#: about 1.9 GB in the matcher, and a table this small is broadcast by Spark's join. (The
+#: about 1.9 GB in the matcher; below this a worker's matcher stays small. (The
 #: command line's ``--plan`` help repeats the number; tests/spark/test_cli.py checks it.)
 SPLIT_FROM: Final = 100_000
 
