@@ -120,7 +120,7 @@ def run_route(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> in
             out=options.out,
             format=options.format,
             layout=options.layout,
-            plan="matcher" if options.stream else options.plan,
+            plan=options.plan,  # a stream refuses split above and routes by the matcher (StreamRouter)
             messages_format=options.messages_format,
             dialect=options.dialect,
             pedantic=options.pedantic,
