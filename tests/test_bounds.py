@@ -70,7 +70,7 @@ def test_the_cache_keeps_within_its_byte_bound() -> None:
         before = tracemalloc.get_traced_memory()[0]
         peak = most = 0
         for i, topic in enumerate(topics):
-            cache.store(topic, topic.split("/"), results[i], cache.generation)
+            cache.store(topic, topic.split("/"), results[i], cache._version)
             if i % 500 == 0:
                 peak = max(peak, tracemalloc.get_traced_memory()[0] - before)
                 most = max(most, len(cache))
@@ -91,7 +91,7 @@ def test_the_admission_record_keeps_hashes_not_topics() -> None:
     try:
         before = tracemalloc.get_traced_memory()[0]
         for i in range(65536):
-            cache.admit(f"site{i % 50}/device-{i:08d}/temperature", None, frozenset(), cache.generation)
+            cache.admit(f"site{i % 50}/device-{i:08d}/temperature", None, frozenset(), cache._version)
         grown = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()

@@ -96,10 +96,10 @@ def test_invalidation_finds_exactly_the_matching_topics(data: st.DataObject) -> 
         if i == half:
             cache._rotate()  # the first half into the older generation
         words = d.parse_topic(topic)
-        cache.store(topic, words, frozenset(), cache.generation)
+        cache.store(topic, words, frozenset(), cache._version)
         words_of[topic] = words
     for topic in topics[: half // 2]:
-        cache.promote(topic, cache.generation)  # back into the current one
+        cache.promote(topic, cache._version)  # back into the current one
     expected = {t for t, w in words_of.items() if w is not None and pattern_matches(tokens, w, d.dollar_rule)}
     found = cache._matching(tokens)
     assert found is not None
@@ -112,37 +112,37 @@ def test_invalidation_finds_exactly_the_matching_topics(data: st.DataObject) -> 
     assert len(cache._trie) == sum(w is not None for t, w in words_of.items() if t not in expected)
 
 
-def test_a_lookup_that_read_the_generation_during_a_commit_cannot_store() -> None:
-    """A miss that read the generation while a write was committing may hold the old result.
+def test_a_lookup_that_read_the_version_during_a_commit_cannot_store() -> None:
+    """A miss that read the version while a write was committing may hold the old result.
 
-    This is the interleaving that once slipped through (the generation moved before the commit
-    only): a lookup reads the generation mid-commit, matches the old index, and stores after
+    This is the interleaving that once slipped through (the version moved before the commit
+    only): a lookup reads the version mid-commit, matches the old index, and stores after
     the writer releases the lock. Its store must be refused.
     """
     cache = ResultCache(16)
     read_during_commit: list[int] = []
 
     def commit() -> bool:
-        read_during_commit.append(cache.generation)  # what a concurrent lookup reads here
+        read_during_commit.append(cache._version)  # what a concurrent lookup reads here
         return True
 
     assert cache.write(make_dialect("amqp").parse_pattern("a.b"), commit)
     cache.store("a.b", ["a", "b"], frozenset({"stale"}), read_during_commit[0])
     assert "a.b" not in cache.entries
-    cache.store("a.b", ["a", "b"], frozenset({"fresh"}), cache.generation)
+    cache.store("a.b", ["a", "b"], frozenset({"fresh"}), cache._version)
     assert cache.entries["a.b"] == {"fresh"}
 
 
-def test_a_failed_commit_still_moves_the_generation() -> None:
+def test_a_failed_commit_still_moves_the_version() -> None:
     cache = ResultCache(16)
-    before = cache.generation
+    before = cache._version
 
     def commit() -> bool:
         raise RuntimeError("index refused")
 
     with pytest.raises(RuntimeError):
         cache.write(make_dialect("amqp").parse_pattern("a.b"), commit)
-    assert cache.generation > before
+    assert cache._version > before
 
 
 def test_the_cache_switches_off_while_it_does_not_pay_and_on_again(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -196,16 +196,16 @@ def test_a_store_is_charged_its_own_time_only(monkeypatch: pytest.MonkeyPatch) -
     c = ResultCache(4)
     ticks = iter([0, 10**9])  # a store that took a second
     monkeypatch.setattr(_cache, "_clock", lambda: next(ticks))
-    c.store("a.b", ["a", "b"], frozenset({1}), c.generation)
+    c.store("a.b", ["a", "b"], frozenset({1}), c._version)
     assert c.spent_ns == _cache.STORE_NS
     ticks = iter([0, 300])
-    c.store("a.c", ["a", "c"], frozenset({1}), c.generation)
+    c.store("a.c", ["a", "c"], frozenset({1}), c._version)
     assert len(c.entries) == 2
     assert c.spent_ns == _cache.STORE_NS + 300
     # The next store rotates the generations (2 = max_size // 2): the rotation is not charged.
     ticks = iter([1_000, 1_100, 10**9, 10**9 + 250])
     c.spent_ns = 0
-    c.store("a.d", ["a", "d"], frozenset({1}), c.generation)
+    c.store("a.d", ["a", "d"], frozenset({1}), c._version)
     assert set(c.older) == {"a.b", "a.c"}
     assert set(c.entries) == {"a.d"}
     assert c.spent_ns == 100 + 250
@@ -268,7 +268,7 @@ def test_a_store_creates_nothing_the_collector_tracks() -> None:
     gc.collect()
     before = len(gc.get_objects())
     for topic in topics:
-        cache.store(topic, topic.split("/"), result, cache.generation)  # rotates at 2048
+        cache.store(topic, topic.split("/"), result, cache._version)  # rotates at 2048
     grown = len(gc.get_objects()) - before
     assert len(cache) == len(cache._trie) == 3000
     assert grown < 10, grown  # the index's three lists and such, not one per topic

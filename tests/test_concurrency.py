@@ -14,11 +14,12 @@ from collections.abc import Callable, Hashable, Iterator
 
 import pytest
 
-from topicmatch import Matcher, _walk
+from topicmatch import Matcher, _naive, _walk
 from topicmatch._collector import collector_paused
+from topicmatch._cstrie import _INode
 from topicmatch._dialects import make_dialect
 from topicmatch._trie import TrieIndex
-from topicmatch._words import Tokens
+from topicmatch._words import Tokens, pattern_matches
 
 from .conftest import make_matcher
 
@@ -154,14 +155,14 @@ def test_lookups_through_the_dfa_are_linearizable(cache_size: int, bulk: bool) -
     assert m.lookup("a.b") == frozenset()
 
 
-def test_subscribe_many_moves_the_version_with_every_pattern() -> None:
+def test_subscribe_many_brackets_every_pattern_with_the_version() -> None:
     """The mechanism behind the bulk case above, step by step (the threads rarely hit it).
 
-    A lookup that starts while ``add_many`` runs walks the trie and returns its result only if
-    the version has not moved meanwhile. So the version must be odd from the first change on
-    (no DFA of an older trie is used) and move with each pattern: a lookup that read the '#'
-    branch before the first pattern and the 'a.*' branch after the second would see {2} alone.
-    A pattern that changes nothing does not move it.
+    A lookup that starts while ``add_many`` runs keeps its result only if the version was even
+    and has not moved. So each pattern's change moves it by 2 (odd around its store, see
+    test_no_lookup_returns_while_a_change_is_half_published) and it is even between patterns:
+    a lookup that read the '#' branch before the first pattern and the 'a.*' branch after the
+    second would see {2} alone. A pattern that changes nothing does not move it.
     """
     index = TrieIndex(dollar_rule=False, dfa=True)
     parse = make_dialect("amqp").parse_pattern
@@ -174,10 +175,7 @@ def test_subscribe_many_moves_the_version_with_every_pattern() -> None:
         versions.append(index._version)
 
     assert index.add_many(items()) == 2
-    assert not versions[0] & 1, versions  # nothing changed yet
-    assert all(v & 1 for v in versions[1:]), versions
-    assert versions[1] != versions[2] == versions[3], versions
-    assert not index._version & 1
+    assert versions == [0, 2, 4, 4], versions
     assert index.stable_dfa() is not None
     assert index.match(["a", "b"]) == {1, 2}
 
@@ -350,16 +348,20 @@ def test_a_child_forked_during_another_threads_bulk_build_gets_its_collector_bac
 
 
 class _WriteOnGet(dict):  # type: ignore[type-arg]
-    """A trie node's dict of children that runs a writer's steps the first time a lookup reads
-    it: a write landing mid-walk, deterministically (the threaded tests above hit that rarely)."""
+    """A dict of the structure a lookup reads that runs a writer's steps when the lookup reads it
+    for the ``at``-th time: a write landing mid-walk, deterministically (the threaded tests above
+    hit that rarely)."""
 
-    def __init__(self, children: dict[str, object], steps: Callable[[], None]) -> None:
-        super().__init__(children)
+    def __init__(self, items: dict[object, object], steps: Callable[[], None], at: int = 1) -> None:
+        super().__init__(items)
         self.steps: Callable[[], None] | None = steps
+        self.reads = 0
+        self.at = at
 
-    def get(self, key: str, default: object = None) -> object:
-        steps, self.steps = self.steps, None
-        if steps is not None:
+    def get(self, key: object, default: object = None) -> object:
+        self.reads += 1
+        if self.reads == self.at and self.steps is not None:
+            steps, self.steps = self.steps, None
             steps()
         return super().get(key, default)
 
@@ -399,3 +401,139 @@ def test_a_cstrie_lookup_overlapping_writes_retries() -> None:
     a.children = _WriteOnGet(a.children, steps)
     assert m.lookup("a.b") == {2}
     assert a.children.steps is None
+
+
+@pytest.mark.parametrize("algorithm", ["inverted_bitmap", "optimized_bitmap"])
+def test_a_bitmap_lookup_overlapping_writes_retries(algorithm: str) -> None:
+    """The bitmaps' version check, pinned: the lookup has the bits of 'a.*' and '#' from before
+    the writes and reads the subscribers of 'a.*' ({1}); then 'a.*' loses its last subscriber
+    and '#' gains 3 before it reads those of '#' ({2, 3}): without the check it returns
+    {1, 2, 3}, which never existed (the states were {1, 2}, {2} and {2, 3})."""
+    m = make_matcher(algorithm, "amqp", ["a.b"], cache_size=0)
+    m.subscribe("a.*", 1)
+    m.subscribe("#", 2)
+    index = m._index
+
+    def steps() -> None:
+        m.unsubscribe("a.*", 1)
+        m.subscribe("#", 3)
+
+    index._subs = subs = _WriteOnGet(index._subs, steps, at=2)  # type: ignore[attr-defined]
+    assert m.lookup("a.b") == {2, 3}
+    assert subs.steps is None
+
+
+@pytest.mark.parametrize("resize", [False, True], ids=["replace", "resize"])
+def test_a_naive_lookup_overlapping_writes_retries(monkeypatch: pytest.MonkeyPatch, resize: bool) -> None:
+    """The naive index's version check, pinned: the scan holds 'a.*' -> {1} from before the
+    writes and reads '#' after them. Replacing entries only (a.* gains 5 and loses 1, then '#'
+    gains 3) it returns {1, 2, 3} without the check, a state that never existed; deleting an
+    entry mid-scan (a.* loses its last subscriber) makes the map change size under the scan,
+    and without the check it returns the {} that the scan gives up with."""
+    m = Matcher("naive")
+    m.subscribe("a.*", 1)
+    m.subscribe("#", 2)
+    ran: list[bool] = []
+    real = pattern_matches
+
+    def steps() -> None:
+        if not resize:
+            m.subscribe("a.*", 5)
+        m.unsubscribe("a.*", 1)
+        m.subscribe("#", 3)
+
+    def matches(tokens: Tokens, words: list[str], dollar: bool) -> bool:
+        if not ran:
+            ran.append(True)
+            steps()
+        return real(tokens, words, dollar)
+
+    monkeypatch.setattr(_naive, "pattern_matches", matches)
+    assert m.lookup("a.b") == ({2, 3} if resize else {2, 3, 5})
+    assert ran
+
+
+class _HookedINode(_INode):
+    """The cstrie's I-node with a hook on its publishing store (``main``)."""
+
+    __slots__ = ()
+    hook: Callable[[], None] | None = None
+
+    def __setattr__(self, name: str, value: object) -> None:
+        hook, _HookedINode.hook = _HookedINode.hook, None
+        if hook is not None and _HOOK_AT == "before":
+            hook()
+        object.__setattr__(self, name, value)
+        if hook is not None and _HOOK_AT == "after":
+            hook()
+
+
+class _StoreHook(dict):  # type: ignore[type-arg]
+    """A dict of the structure a write publishes into, with a hook on its first store."""
+
+    def __init__(self, items: dict[object, object], hook: Callable[[], None]) -> None:
+        super().__init__(items)
+        self.hook: Callable[[], None] | None = hook
+
+    def __setitem__(self, key: object, value: object) -> None:
+        hook, self.hook = self.hook, None
+        if hook is not None and _HOOK_AT == "before":
+            hook()
+        super().__setitem__(key, value)
+        if hook is not None and _HOOK_AT == "after":
+            hook()
+
+
+_HOOK_AT = "before"
+
+
+@pytest.mark.parametrize("pattern", ["a.b", "#"], ids=["new-pattern", "known-pattern"])
+@pytest.mark.parametrize("at", ["before", "after"])
+def test_no_lookup_returns_while_a_change_is_half_published(
+    algorithm: str, at: str, pattern: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rule 2 and 3 of topicmatch._versions, pinned for every index: just before (or just after)
+    the store that publishes a subscribe (of a new pattern, or a new subscriber of a known
+    one), a lookup starts in another thread. It must not return until the change is over: the
+    version is odd around the store, and a reader keeps a result only at an even, unchanged
+    version. It fails if the bracket is removed or moved off the store, or if a reader accepts
+    an odd version. The wait is only a bound: a reader that obeys the rules never returns
+    during it, however long it is."""
+    monkeypatch.setattr(sys.modules[__name__], "_HOOK_AT", at)
+    m = make_matcher(algorithm, "amqp", ["a.b"], cache_size=0)
+    m.subscribe("#", 1)
+    for _ in range(200):  # the default's DFA is made once a version has lasted
+        assert m.lookup("a.b") == {1}
+    index = m._index
+    early: list[frozenset[Hashable]] = []
+    late: list[frozenset[Hashable]] = []
+    readers: list[threading.Thread] = []
+
+    def lookup() -> None:
+        late.append(m.lookup("a.b"))
+
+    def hook() -> None:
+        reader = threading.Thread(target=lookup)
+        readers.append(reader)
+        reader.start()
+        reader.join(0.05)
+        early.extend(late)
+
+    if algorithm == "naive":
+        index._entries = _StoreHook(index._entries, hook)  # type: ignore[attr-defined]
+    elif algorithm.endswith("bitmap"):
+        index._subs = _StoreHook(index._subs, hook)  # type: ignore[attr-defined]
+    elif algorithm == "cstrie":
+        monkeypatch.setattr(_HookedINode, "hook", hook)
+        root = index._root  # type: ignore[attr-defined]
+        (root if pattern == "a.b" else root.main.hash).__class__ = _HookedINode
+    elif pattern == "a.b":  # the trie links a new branch
+        index._root.children = _StoreHook(index._root.children, hook)  # type: ignore[attr-defined]
+    else:  # the trie's node of '#' gets a new subscriber set
+        node = index._root.hash  # type: ignore[attr-defined]
+        node.by_pattern = _StoreHook(node.by_pattern, hook)
+    m.subscribe(pattern, 7)
+    assert len(readers) == 1, "the hook did not run"
+    readers[0].join(10)
+    assert not early, f"a lookup returned {early} mid-change"
+    assert late == [{1, 7}]

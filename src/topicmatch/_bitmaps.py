@@ -12,7 +12,6 @@ import heapq
 from collections.abc import Hashable, Iterator
 
 from ._index import EMPTY, Index, Item
-from ._seqlock import SeqLock
 from ._words import Tokens
 
 __all__ = ["BitmapIndex", "IdAllocator", "bits", "union_of"]
@@ -31,7 +30,7 @@ def union_of(x: int, subs_by_id: dict[int, frozenset[Hashable]]) -> frozenset[Ha
     result: frozenset[Hashable] = EMPTY
     get = subs_by_id.get
     for i in bits(x):
-        subs = get(i, EMPTY)  # .get: a torn read mid-write must not raise (SeqLock retries)
+        subs = get(i, EMPTY)  # .get: a torn read mid-write must not raise (the reader retries: ._versions)
         result = subs if not result else result | subs
     return result
 
@@ -58,14 +57,14 @@ class IdAllocator:
 class BitmapIndex(Index):
     """Bookkeeping shared by the bitmap indexes: one id per pattern, its tokens and subscribers.
 
-    A pattern enters the bitmaps when it gets its first subscriber and leaves them with its last;
-    in between, subscribe and unsubscribe only replace its subscriber set. Subclasses implement
-    ``_set_bits`` and ``_clear_bits``, called inside the write section of the seqlock.
+        A pattern enters the bitmaps when it gets its first subscriber and leaves them with its last;
+        in between, subscribe and unsubscribe only replace its subscriber set. Subclasses implement
+        ``_set_bits`` and ``_clear_bits``, called within one change of :mod:`._versions`: a change
+    touches many rows, so the version is odd for all of it.
     """
 
     def __init__(self, dollar_rule: bool) -> None:
         super().__init__(dollar_rule)
-        self._seq = SeqLock()
         self._ids: dict[str, int] = {}
         self._ids_alloc = IdAllocator()
         self._tokens: dict[int, Tokens] = {}
@@ -79,7 +78,7 @@ class BitmapIndex(Index):
     def _clear_bits(self, bit: int, tokens: Tokens) -> None: ...
 
     def add(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
-        with self._seq.write():
+        with self._changing():
             i = self._ids.get(pattern)
             if i is None:
                 i = self._ids_alloc.take()
@@ -97,7 +96,7 @@ class BitmapIndex(Index):
             return True
 
     def remove(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
-        with self._seq.write():
+        with self._changing():
             i = self._ids.get(pattern)
             if i is None or subscriber not in self._subs[i]:
                 return False
@@ -112,7 +111,7 @@ class BitmapIndex(Index):
             return True
 
     def items(self) -> list[Item]:
-        with self._seq.hold():
+        with self._lock:
             return [(p, self._tokens[i], self._subs[i]) for p, i in self._ids.items()]
 
     def __len__(self) -> int:

@@ -48,9 +48,10 @@ so that many ``#`` stay polynomial. The walk (one index holds both generations) 
 emptied instead. So a write costs O(len(pattern) x WALK_STEPS) for the walks, or emptying a cache
 whose size is bounded as above, whatever is cached (``tests/test_bounds.py`` counts the steps).
 
-**No stale store, no stale hit.** The drop and the commit happen under the cache's lock, the
-generation moves once the commit is done, and a lookup that missed stores its result only if
-the generation did not move since the lookup began (checked under the same lock). From the
+**No stale store, no stale hit.** The discipline of :mod:`._versions`: the drop and the commit
+are one change under the cache's lock, with its version odd from before the drop until the
+commit is done, and a lookup that missed stores its result only if the version it read before
+it began was even and has not moved (checked under the same lock). From the
 drop until the commit is visible, affected topics miss and read the index itself; a result
 computed from a superseded state is never stored, and a cached answer never contradicts a write
 that has happened.
@@ -59,7 +60,6 @@ that has happened.
 from __future__ import annotations
 
 import sys
-import threading
 import time
 from collections.abc import Callable, Hashable, Iterable
 from typing import Final, TypeVar
@@ -67,6 +67,7 @@ from typing import Final, TypeVar
 from ._errors import UnknownTopicError
 from ._index import EMPTY
 from ._topic_trie import NODE_BYTES, TopicTrie
+from ._versions import Versioned
 from ._words import Tokens
 
 __all__ = ["ResultCache", "cached_lookups"]
@@ -96,15 +97,13 @@ _clock = time.perf_counter_ns
 _ENTRY_BYTES: Final = 64
 
 
-class ResultCache:
+class ResultCache(Versioned):
     __slots__ = (
         "_cost",
-        "_lock",
         "_trie",
         "bytes",
         "dollar_rule",
         "entries",
-        "generation",
         "last_walk",
         "max_bytes",
         "max_size",
@@ -115,6 +114,7 @@ class ResultCache:
     )
 
     def __init__(self, max_size: int, dollar_rule: bool = False, max_bytes: int = MAX_BYTES) -> None:
+        super().__init__()
         self.max_size = max_size
         self.max_bytes = max_bytes
         self.dollar_rule = dollar_rule
@@ -122,8 +122,6 @@ class ResultCache:
         self.entries: dict[str, frozenset[Hashable]] = {}
         # The previous generation of entries (see _rotate); one topic index holds both.
         self.older: dict[str, frozenset[Hashable]] = {}
-        self.generation = 0
-        self._lock = threading.Lock()
         self._trie = TopicTrie()  # both generations' topics (with words: None is never indexed)
         self._cost: dict[str, int] = {}  # each stored topic: the bytes it was charged
         self.bytes = 0
@@ -133,9 +131,7 @@ class ResultCache:
         self.walk_budget = WALK_STEPS
         self.last_walk = 0  # steps of the last invalidation walk (for the tests)
 
-    def admit(
-        self, topic: str, words: list[str] | None, result: frozenset[Hashable], generation: int
-    ) -> None:
+    def admit(self, topic: str, words: list[str] | None, result: frozenset[Hashable], version: int) -> None:
         """A miss of ``topic``: remember it the first time, store it the second.
 
         The record holds the topics' hashes, not the topics: it keeps no topic alive, and at most
@@ -146,16 +142,14 @@ class ResultCache:
         key = hash(topic)  # computed once per str and kept in it: no cost on a repeat
         if key in seen:
             if sys.getsizeof(result) <= self.max_bytes >> 6:
-                self.store(topic, words, result, generation)
+                self.store(topic, words, result, version)
         elif len(topic) <= MAX_TOPIC_CHARS and (words is None or len(words) <= MAX_TOPIC_WORDS):
             if len(seen) >= self.max_size:
                 seen.clear()
             seen[key] = None
 
-    def store(
-        self, topic: str, words: list[str] | None, result: frozenset[Hashable], generation: int
-    ) -> None:
-        """Cache ``result`` unless a write began invalidating since ``generation`` was read.
+    def store(self, topic: str, words: list[str] | None, result: frozenset[Hashable], version: int) -> None:
+        """Cache ``result`` unless a write was under way when ``version`` was read or began since.
 
         ``words`` None means the topic can match no pattern at all (a NATS subject with an
         empty token): it is cached but never needs invalidating, so it is not indexed.
@@ -163,7 +157,7 @@ class ResultCache:
         start = _clock()
         with self._lock:
             entries = self.entries
-            if self.generation != generation or topic in entries or topic in self.older:
+            if self._version != version or topic in entries or topic in self.older:
                 return
             if len(entries) >= max(1, self.max_size // 2) or self.bytes >= self.max_bytes:
                 # Not charged: a rotation forgets a whole generation at once, and charging that
@@ -190,11 +184,11 @@ class ResultCache:
         # and one such pause switched the cache off where it paid.
         self.spent_ns += min(_clock() - start, STORE_NS)
 
-    def promote(self, topic: str, generation: int) -> None:
+    def promote(self, topic: str, version: int) -> None:
         """Move ``topic`` from the older generation back into the current one (a dict move: it
-        stays indexed), unless a write began since ``generation`` was read."""
+        stays indexed), unless a write was under way when ``version`` was read or began since."""
         with self._lock:
-            if self.generation == generation:
+            if self._version == version:
                 result = self.older.pop(topic, None)
                 if result is not None:
                     if len(self.entries) >= max(1, self.max_size // 2):
@@ -228,8 +222,7 @@ class ResultCache:
 
     def empty(self) -> None:
         """Drop every entry; lookups running meanwhile cannot store what they computed before."""
-        with self._lock:
-            self.generation += 1
+        with self._changing():
             self._empty()
 
     def _matching(self, tokens: Tokens) -> list[str] | None:
@@ -245,13 +238,13 @@ class ResultCache:
     def write(self, tokens: Tokens, commit: Callable[[], _T]) -> _T:
         """Drop every cached topic the pattern ``tokens`` matches, then run ``commit``.
 
-        The generation moves *after* the commit (still under the lock): a lookup that read the
-        generation at any moment before the commit became visible may have matched the old
-        state, and its store must be refused. Moving it before the commit only would let a
-        lookup read the new generation, then the old index, and store a stale result (found by
-        tests/test_concurrency.py on CI; pinned by tests/test_cache.py).
+        One change of :mod:`._versions`: the version is odd from before the drop and moves
+        again *after* the commit: a lookup that read it at any moment before the commit became
+        visible may have matched the old state, and its store must be refused. Moving it before
+        the commit only would let a lookup read the new version, then the old index, and store
+        a stale result (found by tests/test_concurrency.py on CI; pinned by tests/test_cache.py).
         """
-        with self._lock:
+        with self._changing():
             if self.entries or self.older:
                 start = _clock()
                 found = self._matching(tokens)
@@ -263,10 +256,7 @@ class ResultCache:
                             self.older.pop(topic)
                         self._forget(topic)
                 self.spent_ns += _clock() - start
-            try:
-                return commit()
-            finally:
-                self.generation += 1
+            return commit()
 
     def __len__(self) -> int:
         return len(self.entries) + len(self.older)
@@ -316,11 +306,11 @@ def cached_lookups(
         nonlocal hits, misses, off, backoff, warming
         if type(topic) is not str:
             return direct(topic)  # never a key: a str subclass may hash or compare unlike its value
-        generation = cache.generation  # read before the index: see ResultCache.store
+        version = cache._version  # read before the index: see ResultCache.store
         older = cache.older.get(topic)
         if older is not None:  # cached in the older generation: back into the current one
             hits += 1
-            cache.promote(topic, generation)
+            cache.promote(topic, version)
             return older
         misses += 1
         # One miss in 8 is timed: what a hit saves, the topic's parse and the index's lookup
@@ -359,7 +349,7 @@ def cached_lookups(
             hits = misses = cache.spent_ns = 0
             timed.clear()
         if not off:
-            cache.admit(topic, words, result, generation)
+            cache.admit(topic, words, result, version)
         return result
 
     def lookup(topic: str) -> frozenset[Hashable]:

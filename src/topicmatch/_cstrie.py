@@ -27,20 +27,22 @@ the root swap under the same lock, GCAS and the snapshot's RDCSS become two shor
 sections of one lock, and no node pays ~40 bytes for a lock of its own.
 
 Lookups read ``main`` fields and nothing else; they never take the lock. Because a wildcard
-lookup reads several branches, each at its own moment, the lookup also reads a version counter
-that every effective write bumps inside its CAS, and retries if it changed: a lookup that returns
-saw one linearizable state. It retries only because some write completed meanwhile, so the
-system as a whole always progresses (lock-freedom).
+lookup reads several branches, each at its own moment, it also follows the discipline of
+:mod:`._versions`: every CAS that changes subscribers brackets its store with the version (odd
+before, even after, inside the CAS's critical section), and a lookup keeps its result only if
+the version was even and did not move, so a lookup that returns saw one linearizable state. It
+retries only because some write published meanwhile, so the system as a whole always progresses
+(lock-freedom).
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Hashable
 from typing import Final
 
 from ._errors import TopicMatchError
 from ._index import EMPTY, Index, Item
+from ._versions import yield_to_writer
 from ._words import HASH, STAR, Token, Tokens
 
 __all__ = ["CSTrieIndex"]
@@ -150,22 +152,29 @@ class CSTrieIndex(Index):
         super().__init__(dollar_rule)
         self._readonly = _root is not None
         self._root = _root if _root is not None else _INode(_CNode({}, None, None, False, {}), _Gen())
-        self._cas_lock = threading.Lock()
-        self._version = 0
         self._count, self._hash_pairs = _counts
 
     # -- the CAS ---------------------------------------------------------------------------
     def _gcas(self, inode: _INode, old: _CNode, new: _CNode, gen: _Gen, delta: int, hashed: bool) -> bool:
-        """Store ``new`` in ``inode`` if it still holds ``old`` and no snapshot intervened."""
-        with self._cas_lock:
+        """Store ``new`` in ``inode`` if it still holds ``old`` and no snapshot intervened.
+
+        The CAS's critical section is the writers' lock of :mod:`._versions`. A store that
+        changes no lookup's result (``delta`` 0: an I-node renewed into this generation, a
+        tomb compacted away) needs no bracket; one that changes subscribers has the version odd
+        around it and around the counts that choose a lookup's walk (``_hash_pairs``).
+        """
+        with self._lock:
             if inode.main is not old or self._root.gen is not gen:
                 return False
+            if not delta:
+                inode.main = new
+                return True
+            self._version += 1  # odd before the publishing store
             inode.main = new
-            if delta:
-                self._version += 1
-                self._count += delta
-                if hashed:
-                    self._hash_pairs += delta
+            self._count += delta
+            if hashed:
+                self._hash_pairs += delta
+            self._version += 1  # even after it
             return True
 
     # -- writers -------------------------------------------------------------------------
@@ -262,8 +271,9 @@ class CSTrieIndex(Index):
                 result = self._match_general(words)
             else:
                 result = self._match_plain(words)
-            if self._version == version:
+            if self._version == version and not version & 1:
                 return result
+            yield_to_writer(0)
 
     def _match_plain(self, words: list[str]) -> frozenset[Hashable]:
         nodes = [self._root.main]
@@ -325,7 +335,7 @@ class CSTrieIndex(Index):
         """O(1): freeze the current root and give the live trie a new-generation root."""
         if self._readonly:
             return self
-        with self._cas_lock:
+        with self._lock:
             frozen = self._root
             self._root = _INode(frozen.main, _Gen())
             counts = (self._count, self._hash_pairs)

@@ -6,8 +6,9 @@ facade does parsing, validation and caching; an index does only the data structu
 algorithm shares one data path and none re-implements the dialect rules.
 
 Concurrency contract, shared by all indexes: ``add`` and ``remove`` may run in any number of
-threads; ``match`` never blocks on a writer and returns the subscribers of one linearizable state
-(each index says how); ``items`` is a consistent copy.
+threads; ``match`` never waits on a lock and returns the subscribers of one linearizable state;
+``items`` is a consistent copy. Every index follows the one write discipline of
+:mod:`._versions`, which :class:`Index` inherits.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Callable, Hashable, Iterable
 from typing import TYPE_CHECKING, ClassVar, Final
 
 from ._algebra import TopicRules, overlaps
+from ._versions import Versioned
 from ._words import Tokens
 
 if TYPE_CHECKING:
@@ -30,12 +32,13 @@ EMPTY: Final[frozenset[Hashable]] = frozenset()
 Item = tuple[str, Tokens, frozenset[Hashable]]
 
 
-class Index(abc.ABC):
+class Index(Versioned, abc.ABC):
     """Base class of the five algorithms."""
 
     name: ClassVar[str]
 
     def __init__(self, dollar_rule: bool) -> None:
+        super().__init__()
         self.dollar_rule = dollar_rule
 
     @abc.abstractmethod

@@ -8,7 +8,8 @@ every pattern). ``#`` needs nothing special here: rows are computed with the exa
 matcher, so every wildcard, anywhere, is handled by the write path.
 
 Complexity: subscribe O(topics x words) for a new pattern; lookup O(1) plus the matches;
-memory O(topics x patterns) bits. Concurrency: a sequence lock (see :mod:`._seqlock`).
+memory O(topics x patterns) bits. Concurrency: one change of :mod:`._versions` per write (odd
+for all its rows).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ class InvertedBitmapIndex(BitmapIndex):
         """Add (topic, words) pairs to the topic space; return how many were new."""
         new = [(t, tuple(w)) for t, w in topics]
         added = 0
-        with self._seq.write():
+        with self._changing():
             dollar = self.dollar_rule
             for name, key in new:
                 if key in self._rows:
@@ -71,7 +72,7 @@ class InvertedBitmapIndex(BitmapIndex):
             row = rows.get(key)
             return None if row is None else union_of(row, subs)
 
-        result = self._seq.read(compute)
+        result = self._read(compute)
         if result is None:
             # The Matcher re-raises this with the topic as the user wrote it.
             raise UnknownTopicError(".".join(words))

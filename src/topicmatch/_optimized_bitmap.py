@@ -18,7 +18,7 @@ alone.
 
 Complexity: subscribe O(words + positions); lookup O(words) big-int ANDs, each O(patterns / 30)
 machine words, plus O(matches); an early exit usually stops after a word or two.
-Concurrency: a sequence lock (see :mod:`._seqlock`).
+Concurrency: one change of :mod:`._versions` per write (odd for all its rows).
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ class OptimizedBitmapIndex(BitmapIndex):
         self._inexact &= keep
 
     def match(self, words: list[str]) -> frozenset[Hashable]:
-        return self._seq.read(lambda: self._match(words))
+        return self._read(lambda: self._match(words))
 
     def _match(self, words: list[str]) -> frozenset[Hashable]:
         literal, other, open_from = self._literal, self._other, self._open_from

@@ -3,13 +3,13 @@
 The nodes and the lookup walks live in :mod:`._walk`; this module holds the writers and the
 concurrency around them.
 
-Concurrency: writers serialise on one lock. Readers take no lock: every write publishes with a
-single store (a fully built branch is linked last; a node's subscriber set is a frozenset
-replaced whole), and readers validate a version counter, so a lookup that raced with a write
-retries and every result is the state at one instant. The version is odd while a writer works
-(a sequence lock's convention): the trie walk does not need it, but the optional DFA
-(:mod:`._dfa`, used by the default matcher) caches what it derived from the trie, so it is used
-only when no write is under way, and every write replaces it.
+Concurrency: the discipline of :mod:`._versions`. Writers serialise on the lock; each
+pattern's change is one store (a fully built branch is linked last; a node's subscriber set is a
+frozenset replaced whole) with the version odd around it, and readers keep a result only if the
+version was even and did not move, so a lookup that raced with a write retries and every result
+is the state at one instant. The optional DFA (:mod:`._dfa`, used by the default matcher) caches
+what it derived from one version of the trie, so it is used only at that version, and every
+write replaces it.
 
 Snapshots are O(1), by copy-on-write: every node carries the *generation* of the trie that may
 change it in place. ``snapshot`` hands the current root to a read-only trie and starts a new
@@ -21,13 +21,13 @@ snapshot; a copy has the same content as its original, so readers may meet eithe
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Hashable, Iterable
 
 from ._algebra import TopicRules, overlapping_in_trie
 from ._dfa import DFA, LEARN_AFTER, MAX_BYTES, PROBATION
 from ._errors import TopicMatchError
 from ._index import Index, Item
+from ._versions import yield_to_writer
 from ._walk import Node, walk_general, walk_leaves
 from ._words import HASH, STAR, Tokens
 
@@ -58,8 +58,6 @@ class TrieIndex(Index):
         self._gen = object()  # nodes of this generation are this trie's to change in place
         self._root = Node(gen=self._gen)
         self._readonly = False  # a snapshot
-        self._lock = threading.Lock()
-        self._version = 0  # odd while a writer changes the trie
         self._use_dfa = dfa
         # '#' nodes followed by a word (AMQP's 'a.#.b'); while there are none, lookups take the
         # faster walk of a trie whose '#' nodes are leaves (walk_leaves). Raised before such a
@@ -99,32 +97,28 @@ class TrieIndex(Index):
         """Apply ``change`` (:meth:`_add` or :meth:`_remove`) to each item under the writers' lock;
         the number of pairs changed.
 
-        Concurrent readers see each item's change at once: the change makes the version odd
-        first (so no DFA is used) and publishes with one store; the version then moves by 2
-        (still odd) before the next item, so a lookup that overlapped a change retries, and is
-        made even at the end, also when ``change`` raises (a subscriber's ``__eq__`` may).
+        Concurrent readers see each item's change at once: ``change`` brackets its one
+        publishing store with the version (odd before, even after), so a lookup that overlapped
+        it retries, and lookups between two items see the state after the first. The lock is
+        held for the whole call; ``_writing`` makes the version even if ``change`` raises (a
+        subscriber's ``__eq__`` may).
         """
         if self._readonly:
             raise TopicMatchError("a snapshot is read-only")
         changed = 0
-        with self._lock:
+        with self._writing():
             try:
                 for pattern, tokens, subscribers in items:
-                    n = change(pattern, tokens, subscribers)
-                    if n:
-                        self._version += 2  # odd still, but moved: overlapping lookups retry
-                        changed += n
+                    changed += change(pattern, tokens, subscribers)
             finally:
-                if self._version & 1:
-                    self._version += 1
                 self._countdown = -1  # the next lookup that walks sees the new version (_settle)
         return changed
 
     def _add(self, pattern: str, tokens: Tokens, subscribers: frozenset[Hashable]) -> int:
         """Add ``subscribers`` to ``pattern``, the lock held; how many were new.
 
-        A change makes the version odd first, and the caller (:meth:`_change`) makes it even
-        again. The readers see it as one store: a new branch is built off to the side and
+        The readers see it as one store, with the version odd around it (:mod:`._versions`): a
+        new branch is built off to the side (no bracket needed: no reader reaches it) and
         linked last; an existing node publishes its new subscribers (:meth:`Node.add`).
         """
         node = self._root
@@ -146,18 +140,21 @@ class TrieIndex(Index):
             old = node.by_pattern.get(pattern)
             if old is not None and subscribers.issubset(old):
                 return 0
-            self._version |= 1  # odd: a change is under way
+            self._version += 1  # odd before the publishing store
             added = node.add(pattern, subscribers)
         else:
-            self._version |= 1
             head = tail = Node(tokens[i] is HASH, gen)
             for token in tokens[i + 1 :]:
                 new = Node(token is HASH, gen)
                 tail.link(token, new)
                 tail = new
             added = tail.add(pattern, subscribers)
+            self._version += 1  # odd before the publishing store (and _inner_hash, read by lookups)
+            # Raised before the link: a lookup must never take the leaf walk through the new
+            # branch's inner '#' (see __init__).
             self._inner_hash += tokens[i:-1].count(HASH) + (node.is_hash and not node.children)
             node.link(tokens[i], head)
+        self._version += 1  # even after it
         self._count += added
         return added
 
@@ -165,8 +162,8 @@ class TrieIndex(Index):
         return bool(self._change(self._remove, ((pattern, tokens, frozenset((subscriber,))),)))
 
     def _remove(self, pattern: str, tokens: Tokens, subscribers: frozenset[Hashable]) -> int:
-        """Remove ``subscribers`` from ``pattern``, the lock held; how many were there. Makes the
-        version odd before a change, as :meth:`_add`, and prunes the branches left empty."""
+        """Remove ``subscribers`` from ``pattern``, the lock held; how many were there. Brackets
+        its store with the version, as :meth:`_add`, and prunes the branches left empty."""
         node = self._root
         path: list[Node] = [node]
         for token in tokens:
@@ -181,10 +178,11 @@ class TrieIndex(Index):
         if node.gen is not self._gen:
             path = self._own(tokens, len(tokens))
             node = path[-1]
-        self._version |= 1  # odd: a change is under way
+        self._version += 1  # odd before the publishing store
         removed = node.remove(pattern, subscribers)
         self._count -= removed
-        # Prune branches left empty; this changes no lookup result, only memory.
+        # Prune branches left empty; this changes no lookup result, only memory. _inner_hash is
+        # lowered after the unlink, so a lookup never takes the leaf walk through an inner '#'.
         for depth in range(len(tokens), 0, -1):
             node = path[depth]
             if not node.is_empty():
@@ -193,6 +191,7 @@ class TrieIndex(Index):
             parent.link(tokens[depth - 1], None)
             if parent.is_hash and not parent.children:
                 self._inner_hash -= 1
+        self._version += 1  # even after the last store
         return removed
 
     def _own(self, tokens: Tokens, depth: int) -> list[Node]:
@@ -236,10 +235,12 @@ class TrieIndex(Index):
             version = self._version
             dfa = self._dfa
             if dfa is not None and dfa.version == version and not dfa.retired:
-                # The DFA learnt from this version, and no write has begun since (a write makes
-                # the version odd first): it is exact. A write that starts before we finish
-                # moves the version, and we retry.
+                # The DFA learnt from this version, always an even one, and no write has begun
+                # since (a write makes the version odd first): it is exact. A write that starts
+                # before we finish moves the version, and we retry.
                 result = dfa.lookup(words)
+                if self._version == version:
+                    return result
             else:
                 if self._inner_hash:
                     result = walk_general(self._root, words, self.dollar_rule)
@@ -252,11 +253,11 @@ class TrieIndex(Index):
                     self._countdown -= 1
                     if self._countdown < 0:
                         self._settle(version, dfa)
-            # Unchanged version: no change was published during the walk, so the result is the
-            # state of one instant. That holds while a bulk call keeps the version odd too:
-            # each of its changes is one store followed by a move of the version (_change).
-            if self._version == version:
-                return result
+                # Even and unchanged: no change was published during the walk, so the result
+                # is the state of one instant (._versions, rule 3).
+                if self._version == version and not version & 1:
+                    return result
+            yield_to_writer(0)
 
     def _settle(self, version: int, dfa: DFA | None) -> None:
         """Give the version a DFA once it has lasted: called by a lookup that walked the trie

@@ -205,10 +205,11 @@ def materialize(node: Node) -> frozenset[Hashable]:
     last looked. Computed from the writers' ``counts`` and kept in ``view`` under the node's
     current stamp, so that the next reader of the same state of the node reuses it.
 
-    Lock-free like the rest of the read path: it relies, as the naive index does, on CPython's
-    GIL making ``frozenset(dict)`` one step that a writer cannot interleave with (the dict holds
-    its keys' hashes; copying it runs no Python code for str and int subscribers). A union kept
-    under a stamp that a writer has since replaced is never used again.
+    Lock-free like the rest of the read path, whose lookup discards what it read during a
+    change (:mod:`._versions`). What it keeps for later readers relies on CPython's GIL making
+    ``frozenset(dict)`` one step that a writer cannot interleave with (the dict holds its keys'
+    hashes; copying it runs no Python code for str and int subscribers), and a union kept under
+    a stamp that a writer has since replaced is never used again.
     """
     while True:
         subs = node.subs
