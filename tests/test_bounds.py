@@ -134,10 +134,10 @@ def test_dfa_memory_stays_within_its_byte_bound() -> None:
     try:
         before = tracemalloc.get_traced_memory()[0]
         dfa = DFA(index._root, False, leaves=False, max_bytes=budget)  # type: ignore[attr-defined]
-        for words in topics:  # advance learns every transition at once (as the Spark workers do)
+        for words in topics:  # advance_many learns every transition at once (as the Spark workers do)
             state = dfa.root
             for word in words:
-                state = dfa.advance(state, word)
+                (state,) = dfa.advance_many([state], [word])
             dfa.subscribers(state)
         for words in topics * 2:  # and lookups note and learn what is left
             dfa.match(words)

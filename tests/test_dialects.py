@@ -294,17 +294,22 @@ def test_a_plain_pattern_is_a_valid_literal(dialect: str, pedantic: bool, data: 
         assert d.parse_topic(text) == text.split(d.separator)
 
 
-def test_the_matchers_dfa_walks_as_lookup_does() -> None:
-    """Matcher.stable_dfa, for batch engines: its walk gives lookup's answer; None elsewhere."""
+def test_the_matchers_batch_walk_walks_as_lookup_does() -> None:
+    """Matcher.batch_walk, for batch engines: its walk gives lookup's answer; None elsewhere."""
     m = Matcher(dialect="mqtt")
     m.subscribe_many([("a/+", 1), ("a/#", 2), ("+/b", 3)])
-    assert Matcher("trie").stable_dfa() is None
-    dfa = m.stable_dfa()
-    assert dfa is not None
-    for topic in ["a/b", "a", "x/b", "a/b/c", "q"]:
-        state = dfa.root
-        for word in topic.split("/"):
-            state = dfa.advance(state, word)
-        assert dfa.subscribers(state) == m.lookup(topic), topic
+    assert Matcher("trie").batch_walk() is None
+    walk = m.batch_walk()
+    assert walk is not None
+    assert m.batch_walk() is walk
+    topics = ["a/b", "a", "x/b", "a/b/c", "q"]
+    states = [walk.root] * len(topics)
+    for level in range(3):  # every topic one word further, all together, as a worker walks them
+        going = [i for i, t in enumerate(topics) if len(t.split("/")) > level]
+        moved = walk.advance([states[i] for i in going], [topics[i].split("/")[level] for i in going])
+        for i, state in zip(going, moved, strict=True):
+            states[i] = state
+    for topic, state in zip(topics, states, strict=True):
+        assert walk.subscribers(state) == m.lookup(topic), topic
     m.subscribe("q", 4)
-    assert m.stable_dfa() is not dfa  # a write ends the version it described
+    assert m.batch_walk() is not walk  # a write ends the version it described

@@ -36,13 +36,13 @@ Scope:
 from __future__ import annotations
 
 import sys
-from collections.abc import Hashable
-from typing import Final
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, Final
 
 from ._index import EMPTY
 from ._walk import Node, finish_general, finish_leaves, step, subs_of, walk_general, walk_leaves
 
-__all__ = ["DFA", "ENTRY_BYTES", "LEARN_AFTER", "MAX_BYTES", "MAX_OFF_RATIO", "PROBATION"]
+__all__ = ["DFA", "ENTRY_BYTES", "LEARN_AFTER", "MAX_BYTES", "MAX_OFF_RATIO", "PROBATION", "BatchWalk"]
 
 #: Bytes a DFA may grow to by default (states, transitions, noted words, unions).
 MAX_BYTES: Final = 32 * 1024 * 1024
@@ -114,6 +114,7 @@ class DFA:
         "states",
         "transitions",
         "version",
+        "walk",
     )
 
     def __init__(
@@ -135,6 +136,7 @@ class DFA:
         self.lookups = 0
         self.offs = 0
         self.retired = False
+        self.walk: BatchWalk | None = None
 
     def _probe(self, words: list[str]) -> frozenset[Hashable]:
         """:meth:`match`, counted: keep the DFA only if, of the :data:`PROBATION` lookups that
@@ -169,11 +171,23 @@ class DFA:
         subs = state.subs
         return self.subscribers(state) if subs is None else subs
 
-    def advance(self, state: _State, word: str) -> _State:
-        """The state after ``word`` from ``state``, learnt at once (for callers that walk many
-        topics at once and need a state for each, such as the Spark workers)."""
-        nxt = state.next.get(word)
-        return self._step(state, word) if nxt is None else nxt
+    def advance_many(self, states: Sequence[_State], words: Sequence[str]) -> list[_State]:
+        """The state after each ``(state, word)`` pair, learnt at once (for callers that walk
+        many topics at once and need a state for each: :class:`BatchWalk`)."""
+        step = self._step
+        out: list[_State] = []
+        append = out.append
+        for state, word in zip(states, words, strict=True):
+            nxt = state.next.get(word)  # a transition the DFA knows: one dict access
+            append(step(state, word) if nxt is None else nxt)
+        return out
+
+    def batch_walk(self) -> BatchWalk:
+        """This DFA's :class:`BatchWalk` (the same object on every call)."""
+        walk = self.walk
+        if walk is None:
+            walk = self.walk = BatchWalk(self)
+        return walk
 
     def subscribers(self, state: _State) -> frozenset[Hashable]:
         """The subscribers of a topic whose walk ends in ``state``."""
@@ -316,3 +330,26 @@ class DFA:
             state.next[word] = target
             self.bytes += ENTRY_BYTES + _sizeof(word)
             self.transitions += 1
+
+
+class BatchWalk:
+    """Many topics walked through the default's DFA together: the narrow interface of the core
+    for a batch engine that walks topics itself, word position by word position (the Spark
+    workers do it in Arrow, one level of a batch's distinct topics at a time).
+
+    States are opaque values: hash them, compare them, pass them back, nothing else.
+    ``root`` is the state every walk starts in; ``advance(states, words)`` gives the state after
+    each ``(state, word)`` pair, learnt at once; ``subscribers(state)`` gives the subscribers of
+    a topic whose walk ends in ``state``. Topics must be split as the dialect's
+    ``parse_topic`` splits them (``Dialect.plain_topics`` picks out those that need no more than
+    a split). Exact only while nobody writes to the matcher it came from
+    (:meth:`~topicmatch.Matcher.batch_walk`).
+    """
+
+    __slots__ = ("advance", "root", "subscribers")
+
+    def __init__(self, dfa: DFA) -> None:
+        # Bound methods, so a call costs what a call of the DFA's own method costs.
+        self.root: Hashable = dfa.root
+        self.advance: Callable[[Sequence[Any], Sequence[str]], list[Any]] = dfa.advance_many
+        self.subscribers: Callable[[Any], frozenset[Hashable]] = dfa.subscribers

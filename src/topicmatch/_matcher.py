@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     # The subscriber type: Matcher[str] returns frozenset[str]; a bare Matcher is Matcher[Hashable].
     from typing_extensions import TypeVar as _TypeVarWithDefault
 
-    from ._dfa import DFA
+    from ._dfa import BatchWalk
 
     S = _TypeVarWithDefault("S", bound=Hashable, default=Hashable)
 else:  # typing.TypeVar takes a default from Python 3.13 on
@@ -140,20 +140,23 @@ class _Reader(Generic[S]):
             for other, subs in self._index.overlapping(tokens, dialect.topic_rules())
         }
 
-    def stable_dfa(self) -> DFA | None:
-        """The DFA the default learnt for the current subscriptions, for a batch engine that
-        walks many topics itself, word by word (the Spark workers walk a batch's distinct topics
-        level by level in Arrow); None on the other algorithms or while a write is under way.
+    def batch_walk(self) -> BatchWalk | None:
+        """Walk many topics through the DFA the default learnt for the current subscriptions,
+        for a batch engine that walks topics itself, word by word (the Spark workers walk a
+        batch's distinct topics level by level in Arrow); None on the other algorithms or while
+        a write is under way. The same object while the subscriptions do not change.
 
-        Its API for such callers: ``root``, the initial state; ``advance(state, word)``, the next
-        state (learnt at once); ``subscribers(state)``, a topic's subscribers when its walk ends
-        there; ``state.next``, a read-only dict of the transitions known so far. Exact only
-        while nobody writes to this matcher: a caller that cannot rule writes out must use
-        :meth:`lookup`, which checks. Topics must be split as :meth:`Dialect.parse_topic
-        <topicmatch.Dialect.parse_topic>` splits them (:meth:`Dialect.plain_topics
-        <topicmatch.Dialect.plain_topics>` picks out those that need no more than a split).
+        Its interface (:class:`~topicmatch._dfa.BatchWalk`): ``root``, the initial state;
+        ``advance(states, words)``, the state after each (state, word) pair, learnt at once;
+        ``subscribers(state)``, a topic's subscribers when its walk ends there. States are
+        opaque. Exact only while nobody writes to this matcher: a caller that cannot rule
+        writes out must use :meth:`lookup`, which checks. Topics must be split as
+        :meth:`Dialect.parse_topic <topicmatch.Dialect.parse_topic>` splits them
+        (:meth:`Dialect.plain_topics <topicmatch.Dialect.plain_topics>` picks out those that
+        need no more than a split).
         """
-        return self._index.stable_dfa()
+        dfa = self._index.stable_dfa()
+        return None if dfa is None else dfa.batch_walk()
 
     def patterns(self) -> list[str]:
         """The subscribed patterns, sorted (each appears once, whatever its subscriber count)."""

@@ -84,7 +84,7 @@ def test_a_plain_topic_is_valid_and_its_words_are_its_split(
     rules = make_dialect(dialect, pedantic=pedantic, max_bytes=80, max_words=4)
     dfa = TrieIndex(rules.dollar_rule, dfa=True).stable_dfa()
     assert dfa is not None
-    walker = LevelWalker(rules, dfa)
+    walker = LevelWalker(rules, dfa.batch_walk())
     for topic, plain in zip(topics, walker.plain(pa.array(topics, pa.string())).tolist(), strict=True):
         if plain:
             assert rules.parse_topic(topic) == topic.split(rules.separator)
@@ -104,7 +104,7 @@ def test_a_full_dfa_still_gives_exact_results() -> None:
     pairs = [("a.*", "x"), ("*.b", "y"), ("a.#", "z"), ("c", "x")]
     table = Subscriptions.from_pairs(pairs)
     compiled = Compiled("amqp", False, table.payload())
-    dfa = compiled.matcher.stable_dfa()
+    dfa = compiled.matcher._index.stable_dfa()
     assert dfa is not None
     dfa.max_bytes = 2
     topics: list[str | None] = ["a.b", "a.c", "q.b", "c", "a", "a.b.c", "c.c", "a.b"]

@@ -52,7 +52,7 @@ def _route(
 def test_what_a_worker_learns_lives_across_batches() -> None:
     table = Subscriptions.from_pairs([("a.*", "x"), ("#", "y")])
     first = worker.compiled_for("t-cache", "amqp", False, table.payload())
-    dfa = first.matcher.stable_dfa()
+    dfa = first.matcher._index.stable_dfa()
     assert dfa is not None
     _route(table, _batch(["a.b", "a.b", "c", "a b"]), "t-cache")
     learnt = dfa.transitions
@@ -65,7 +65,7 @@ def test_what_a_worker_learns_lives_across_batches() -> None:
         (3, "y"),
     ]
     assert dfa.transitions == learnt + 2  # only "a.c.d" was new: c, then d
-    assert first.matcher.stable_dfa() is dfa
+    assert first.matcher._index.stable_dfa() is dfa
 
 
 class _Recording:

@@ -32,7 +32,7 @@ import pyarrow.compute as pc  # type: ignore[import-untyped, unused-ignore]
 from .._dialects import Dialect
 
 if TYPE_CHECKING:
-    from .._dfa import DFA
+    from .._dfa import BatchWalk
 
 __all__ = ["LevelWalker", "factorize", "plain_mask"]
 
@@ -69,14 +69,15 @@ def plain_mask(texts: pa.Array, dialect: Dialect) -> BoolArray:
 
 
 class LevelWalker:
-    """Walks many topics through one DFA at once (the DFA must not change meanwhile)."""
+    """Walks many topics through one DFA at once (its matcher must not change meanwhile), by
+    the core's :class:`~topicmatch._dfa.BatchWalk` (``Matcher.batch_walk``) only."""
 
-    __slots__ = ("_dfa", "_dialect", "_separator", "subscribers")
+    __slots__ = ("_dialect", "_separator", "_walk", "subscribers")
 
-    def __init__(self, dialect: Dialect, dfa: DFA) -> None:
-        self._dfa = dfa
+    def __init__(self, dialect: Dialect, walk: BatchWalk) -> None:
+        self._walk = walk
         #: The subscribers of a topic whose walk ends in the given state.
-        self.subscribers = dfa.subscribers
+        self.subscribers = walk.subscribers
         self._dialect = dialect
         self._separator = dialect.separator
 
@@ -89,18 +90,18 @@ class LevelWalker:
 
         ``topics`` must all be plain (see :meth:`plain`).
         """
-        dfa = self._dfa
+        walk = self._walk
         count = len(topics)
         words = pc.split_pattern(topics, self._separator)
         offsets = words.offsets.to_numpy().astype(np.int64)
         lengths = np.diff(offsets)
         flat = words.flatten()
         starts = offsets[:-1] - offsets[0]
-        table: list[Any] = [dfa.root]
-        index: dict[Any, int] = {dfa.root: 0}
+        table: list[Any] = [walk.root]
+        index: dict[Any, int] = {walk.root: 0}
         state = np.zeros(count, dtype=np.int64)
         active = np.arange(count, dtype=np.int64)
-        advance = dfa.advance
+        advance = walk.advance
         level = 0
         while True:
             active = active[lengths[active] > level]
@@ -112,13 +113,8 @@ class LevelWalker:
             keys = state[active] * width + encoded.indices.to_numpy(zero_copy_only=False)
             pairs, inverse = factorize(keys)
             targets = np.empty(len(pairs), dtype=np.int64)
-            sources, word_ids = (pairs // width).tolist(), (pairs % width).tolist()
-            for j, (source, word) in enumerate(zip(sources, word_ids, strict=True)):
-                # dfa.advance, inlined for the common case: a transition the DFA knows already.
-                current, name = table[source], names[word]
-                target = current.next.get(name)
-                if target is None:
-                    target = advance(current, name)
+            sources = [table[source] for source in (pairs // width).tolist()]
+            for j, target in enumerate(advance(sources, [names[w] for w in (pairs % width).tolist()])):
                 position = index.get(target)
                 if position is None:
                     position = index[target] = len(table)

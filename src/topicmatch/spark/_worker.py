@@ -145,8 +145,8 @@ class Compiled:
         self._arrays: dict[frozenset[Hashable], IdArray] = {}
         self._by_state: dict[Any, IdArray] = {}  # DFA state -> the array of its subscribers
         # Nothing writes to this matcher any more, so its DFA stays exact: walk it directly.
-        dfa = self.matcher.stable_dfa()
-        self._walker = LevelWalker(make_dialect(dialect, pedantic=pedantic), dfa) if dfa else None
+        walk = self.matcher.batch_walk()
+        self._walker = LevelWalker(make_dialect(dialect, pedantic=pedantic), walk) if walk else None
 
     @property
     def values_per_piece(self) -> int:
