@@ -7,6 +7,13 @@ both readable and runs of very different sizes can share one chart. Each curve s
 samples run out: a curve that ends at 99.9 % had about 1,000 samples, and the chart shows no
 percentile it cannot support. Dashed curves are the uncorrected view of the same run.
 
+An SLA (``--sla 99:10ms,99.99:100ms``) is drawn as black steps: up to each target's percentile
+the latency may reach its limit, and a curve that crosses above the steps misses the SLA.
+
+Two more charts serve the load sweep (:mod:`._sweep`) and the interval logs (:mod:`._hlog`):
+latency against the requested rate (one line per percentile), and each interval's worst latency
+over the run's time, so a stall shows when it happened.
+
 PNGs are re-encoded with a 64-colour palette (Pillow, a matplotlib dependency): about 5x
 smaller, so charts can live in the repository.
 """
@@ -14,15 +21,23 @@ smaller, so charts can live in the repository.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from hdrh.histogram import HdrHistogram
 
 from ._hgrm import MS
-from ._histograms import percentile_distribution
+from ._histograms import decode, percentile_distribution, value_at
 
-__all__ = ["NINES_LABELS", "nines_chart"]
+if TYPE_CHECKING:
+    from ._result import LatencyResult
+
+__all__ = ["NINES_LABELS", "load_chart", "nines_chart", "slug", "timeline_chart"]
+
+#: An SLA's targets: (percentile 0-100, limit in ns).
+Targets = Sequence[tuple[float, int]]
 
 NINES_LABELS = ("0%", "90%", "99%", "99.9%", "99.99%", "99.999%", "99.9999%")
 
@@ -36,21 +51,69 @@ def _curve(histogram: HdrHistogram) -> tuple[list[float], list[float]]:
     return xs, ys
 
 
+def slug(text: str) -> str:
+    """A file-name stem for a run or chart label."""
+    return re.sub(r"[^A-Za-z0-9.@x-]+", "-", text).strip("-")
+
+
+def _pyplot() -> Any:
+    import matplotlib  # noqa: PLC0415 - slow to import; only when drawing
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    return plt
+
+
+def _save(fig: Any, path: Path) -> Path:
+    """Save ``fig`` as a small PNG (64-colour palette) and close it."""
+    from PIL import Image  # noqa: PLC0415
+
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    _pyplot().close(fig)
+    buffer.seek(0)
+    with Image.open(buffer) as image:
+        image.convert("RGB").quantize(colors=64).save(path, format="PNG", optimize=True)
+    return path
+
+
+def _ms_axis(ax: Any) -> None:
+    """A logarithmic latency axis labelled 0.1, 1, 10 (not 10^-1, 10^0, 10^1)."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: PLC0415
+
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _position: f"{value:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_ylabel("latency (ms, log scale)")
+
+
+def _sla_steps(ax: Any, sla: Targets) -> None:
+    """The SLA as steps: the limit of each target holds up to its percentile."""
+    xs, ys = [1.0], [sla[0][1] / MS]
+    for number, (percentile, limit) in enumerate(sla):
+        x = 1.0 / (1.0 - percentile / 100.0)
+        xs.append(x)
+        ys.append(limit / MS)
+        if number + 1 < len(sla):  # up to the next target's limit at the same percentile
+            xs.append(x)
+            ys.append(sla[number + 1][1] / MS)
+    ax.plot(xs, ys, color="black", linewidth=2.2, label="SLA", zorder=5)
+
+
 def nines_chart(
     series: Sequence[tuple[str, HdrHistogram, HdrHistogram | None]],
     path: Path,
     title: str,
     *,
     subtitle: str = "",
+    sla: Targets = (),
 ) -> Path:
     """Draw one curve per ``(label, corrected, uncorrected or None)`` and save a small PNG."""
-    import matplotlib  # noqa: PLC0415 - slow to import; only when drawing
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
     from matplotlib.lines import Line2D  # noqa: PLC0415
-    from PIL import Image  # noqa: PLC0415
 
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(8, 4.5), dpi=90)
     palette = plt.get_cmap("tab10")
     for number, (label, corrected, uncorrected) in enumerate(series):
@@ -60,12 +123,13 @@ def nines_chart(
         if uncorrected is not None and uncorrected.get_total_count():
             xs, ys = _curve(uncorrected)
             ax.plot(xs, ys, color=colour, linewidth=1.0, linestyle="--", alpha=0.8)
+    if sla:
+        _sla_steps(ax, sla)
     ax.set_xscale("log")
-    ax.set_yscale("log")
+    _ms_axis(ax)
     ax.set_xlim(1, 10**6)
     ax.set_xticks([10**i for i in range(len(NINES_LABELS))], NINES_LABELS)
     ax.set_xlabel("percentile")
-    ax.set_ylabel("latency (ms, log scale)")
     ax.grid(True, which="major", alpha=0.4)
     ax.grid(True, which="minor", axis="y", alpha=0.15)
     ax.set_title(title + (f"\n{subtitle}" if subtitle else ""), fontsize=10)
@@ -74,11 +138,114 @@ def nines_chart(
         handles.append(Line2D([], [], color="grey", linestyle="--"))
         labels.append("(dashed: uncorrected, from actual send)")
     ax.legend(handles, labels, fontsize=8, loc="lower right")
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
-    plt.close(fig)
-    buffer.seek(0)
-    with Image.open(buffer) as image:
-        image.convert("RGB").quantize(colors=64).save(path, format="PNG", optimize=True)
-    return path
+    return _save(fig, path)
+
+
+#: The percentiles drawn against the rate (the maximum is drawn too).
+LOAD_PERCENTILES = (50.0, 99.0, 99.9, 99.99)
+
+
+def load_chart(
+    results: Sequence[LatencyResult], path: Path, title: str, *, subtitle: str = "", sla: Targets = ()
+) -> Path:
+    """Latency (log) against the requested rate: one line per percentile and the maximum, a
+    hollow marker where the rate was not sustained, the full-throttle run at its achieved rate,
+    and each SLA limit as a horizontal line."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=90)
+    palette = plt.get_cmap("tab10")
+    scheduled = [r for r in results if not r.full_throttle]
+    rows: list[tuple[str, float | None]] = [(f"p{p:g}", p) for p in LOAD_PERCENTILES] + [("maximum", None)]
+    for number, (label, percentile) in enumerate(rows):
+        colour = palette(number % 10)
+        points = []
+        for result in scheduled:
+            histogram = result.histogram("corrected")
+            count = histogram.get_total_count()
+            if percentile is None:
+                value = histogram.get_max_value()
+            elif count >= round(1.0 / (1.0 - percentile / 100.0)):
+                value = value_at(histogram, percentile)
+            else:
+                continue  # too few samples for this percentile at this rate
+            points.append((result.rate, max(value, 1) / MS, result.sustained))
+        if not points:
+            continue
+        ax.plot(
+            [x for x, _, _ in points], [y for _, y, _ in points], color=colour, linewidth=1.4, label=label
+        )
+        for x, y, sustained in points:
+            ax.plot([x], [y], marker="o", color=colour, markerfacecolor=colour if sustained else "white")
+    for result in results:
+        if result.full_throttle:
+            histogram = result.histogram("corrected")
+            ax.plot(
+                [result.achieved_rate],
+                [max(value_at(histogram, 50.0), 1) / MS],
+                marker="x",
+                color="black",
+                markersize=9,
+                linestyle="none",
+                label=f"full throttle (p50), {result.achieved_rate:,.0f}/s",
+            )
+    for percentile, limit in sla:
+        ax.axhline(limit / MS, color="black", linestyle=":", linewidth=1.2)
+        ax.annotate(
+            f"SLA p{percentile:g} <= {limit / MS:g} ms",
+            (0.99, limit / MS),
+            xycoords=("axes fraction", "data"),
+            fontsize=8,
+            ha="right",
+            va="bottom",
+        )
+    # Rates of a sweep usually double: a logarithmic axis spaces them evenly.
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(_plain_formatter())
+    ax.xaxis.set_minor_formatter(_plain_formatter(minor=True))
+    _ms_axis(ax)
+    ax.set_xlabel("requested rate (requests/s, log scale)")
+    ax.grid(True, which="major", alpha=0.4)
+    ax.set_title(title + (f"\n{subtitle}" if subtitle else ""), fontsize=10)
+    ax.legend(fontsize=8, loc="best")
+    return _save(fig, path)
+
+
+def _plain_formatter(minor: bool = False) -> Any:
+    """Tick labels 500, 1,000, 2,000 on a log axis (minor ticks labelled only at 2 and 5)."""
+    from matplotlib.ticker import FuncFormatter  # noqa: PLC0415
+
+    def label(value: float, _position: int) -> str:
+        leading = value / 10 ** int(f"{value:e}".split("e")[1])
+        if minor and round(leading) not in (2, 5):
+            return ""
+        return f"{value:,.0f}"
+
+    return FuncFormatter(label)
+
+
+def timeline_chart(
+    series: Sequence[tuple[str, Sequence[str], float]], path: Path, title: str, *, subtitle: str = ""
+) -> Path:
+    """Each interval's worst corrected latency over the run: one line per ``(label, encoded
+    interval histograms, interval length in s)``; empty intervals are gaps."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=90)
+    palette = plt.get_cmap("tab10")
+    for number, (label, intervals, length) in enumerate(series):
+        xs, ys = [], []
+        for index, encoded in enumerate(intervals):
+            histogram = decode(encoded)
+            if histogram.get_total_count():
+                xs.append((index + 0.5) * length)
+                ys.append(max(histogram.get_max_value(), 1) / MS)
+            else:
+                xs.append((index + 0.5) * length)
+                ys.append(float("nan"))
+        ax.plot(xs, ys, color=palette(number % 10), linewidth=1.4, marker=".", label=label)
+    _ms_axis(ax)
+    ax.set_xlabel("time since the end of the warm-up (s, by intended start)")
+    ax.set_ylabel("worst latency in the interval (ms, log scale)")
+    ax.grid(True, which="major", alpha=0.4)
+    ax.set_title(title + (f"\n{subtitle}" if subtitle else ""), fontsize=10)
+    ax.legend(fontsize=8, loc="upper left")
+    return _save(fig, path)

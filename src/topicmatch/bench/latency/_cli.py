@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from ..._progress import Progress
 from ...cli._common import UsageError, add_out, require_extra
+from ._sla import Sla, highest_met, parse_rates
 
 __all__ = ["add_bench_commands", "parse_size"]
 
@@ -54,6 +55,31 @@ def _sizes(text: str) -> list[int]:
     return [parse_size(part) for part in text.split(",")]
 
 
+def _rate(text: str) -> int | None:
+    """A rate in requests/s, or ``max`` (None: full throttle)."""
+    if text.strip() == "max":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not a rate: {text!r} (a whole number of requests/s, or max)"
+        ) from None
+
+
+def _parsed(parse: Any, what: str) -> Any:
+    """An argparse type from a parser that raises ValueError with its own message."""
+
+    def convert(text: str) -> Any:
+        try:
+            return parse(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    convert.__name__ = what
+    return convert
+
+
 def add_bench_commands(subparsers: Any) -> None:
     """Add the ``latency`` and ``commitlog`` experiments."""
     latency = subparsers.add_parser(
@@ -77,7 +103,33 @@ def add_bench_commands(subparsers: Any) -> None:
         "(default: nats; with --study: the four brokers)",
     )
     latency.add_argument(
-        "--rate", type=int, default=3_000, help="requests/s over all connections (default: 3000)"
+        "--rate",
+        type=_rate,
+        default=3_000,
+        help="requests/s over all connections, or max: full throttle, each request sent as soon as "
+        "the last returned, to find saturation (default: 3000)",
+    )
+    latency.add_argument(
+        "--sweep",
+        metavar="RATES",
+        type=_parsed(parse_rates, "rates"),
+        default=None,
+        help="latency against load: one run per rate, e.g. 500,1000,2000,4000,max; charts of every "
+        "rate's percentiles, of latency against rate and of each interval's worst latency",
+    )
+    latency.add_argument(
+        "--sla",
+        type=_parsed(Sla.parse, "SLA"),
+        default=None,
+        help="latency targets drawn on the charts and judged in the report, e.g. 99:10ms,99.99:100ms; "
+        "with --sweep, the report gives the highest rate that meets them",
+    )
+    latency.add_argument(
+        "--interval",
+        type=float,
+        default=1.0,
+        metavar="SECONDS",
+        help="length of the interval histograms of the .hlog files (default: 1)",
     )
     latency.add_argument("--size", type=parse_size, default=256, help="message size (default: 256)")
     latency.add_argument("--duration", type=float, default=30.0, help="measured seconds (default: 30)")
@@ -198,23 +250,19 @@ def _run_latency(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, std
     )
     duration = 5.0 if options.quick else options.duration
     warmup = options.warmup if options.warmup is not None else (1.0 if options.quick else 2.0)
+    if options.study and options.sweep:
+        raise UsageError("--study and --sweep are two different runs: choose one")
     if options.study:
         configs = study.STUDY
         systems = options.system or ["nats", "redis", "rabbitmq", "mqtt"]
         title = "Round-trip latency: the study's configurations"
     else:
-        configs = (
-            study.Configuration(
-                f"{options.size}B@{options.rate}"
-                + (f"x{options.connections}" if options.connections != 1 else ""),
-                options.size,
-                options.rate,
-                options.connections,
-                options.processes,
-            ),
+        rates = options.sweep or [options.rate]
+        configs = tuple(
+            study.configuration(options.size, rate, options.connections, options.processes) for rate in rates
         )
         systems = options.system or ["nats"]
-        title = "Round-trip latency"
+        title = "Latency against load" if options.sweep else "Round-trip latency"
     try:
         with _stop_on_sigterm(_heavy("_load").STOP):
             results = study.run_study(
@@ -224,17 +272,32 @@ def _run_latency(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, std
                 warmup=warmup,
                 timeout=options.timeout,
                 limits=limits,
+                interval=options.interval,
                 progress=Progress("latency", stderr),
             )
     except (limits_module.LimitError, systems_module.SystemUnavailable) as error:
         raise UsageError(str(error)) from None
     except (OSError, RuntimeError) as error:  # a connection refused, a load process that failed
         raise UsageError(f"the run failed: {type(error).__name__}: {error}") from None
-    report = study.write_outputs(results, out, title)
+    report = study.write_outputs(results, out, title, sla=options.sla, sweep=bool(options.sweep))
     print(result_module.summary_table(results), file=stdout)
     for result in results:
         for note in result.notes():
             print(f"note: {result.label}: {note}", file=stdout)
+    if options.sla:
+        if options.sweep:
+            for system in systems:
+                best, _ = highest_met([r for r in results if r.system == system], options.sla)
+                verdict = f"{best.rate:,.0f}/s" if best else "none"
+                print(
+                    f"highest rate meeting the SLA ({options.sla.text()}), {system}: {verdict}", file=stdout
+                )
+        else:
+            for result in results:
+                print(
+                    f"SLA {options.sla.text()}: {result.label}: {options.sla.judge(result).cell()}",
+                    file=stdout,
+                )
     print(f"report: {report}", file=stdout)
     return 0
 

@@ -11,6 +11,17 @@ three histograms afterwards (:mod:`._histograms`):
 * **uncorrected** = reply - actual send: service time, what a naive benchmark reports;
 * **lateness** = actual send - intended start: how far behind schedule the generator was.
 
+**Full throttle** (``rate=None``, ``--rate max``): no schedule; each connection sends its next
+request as soon as the previous one returned, until ``warmup + duration`` s have passed, never
+ahead of a schedule at ``limits.max_rate`` (100,000/s by default: the count bound, and a cap a
+system faster than that cannot show). This finds the rate where a system saturates; its
+latencies are service times only (corrected = uncorrected, lateness 0), since no request had an
+intended start before its actual send.
+
+**Interval histograms**: the corrected latencies are also kept per interval of ``interval`` s of
+intended start (:attr:`ShareResult.intervals`), so a stall shows when it happened; they are
+written as HdrHistogram's interval log (:mod:`._hlog`).
+
 Warm-up: requests due in the first ``warmup`` seconds run on the same schedule but are left out.
 Failed requests are recorded at the moment they gave up (a lower bound); requests never sent
 (the time bound was hit) are counted and, where they were already due, recorded at their lower
@@ -42,9 +53,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from hdrh.histogram import HdrHistogram
 
 from ._histograms import encode, new_histogram, record_many
-from ._limits import DEFAULT_LIMITS, Limits, check_load
+from ._limits import DEFAULT_LIMITS, LimitError, Limits, check_load
 from ._requester import AnyRequester, AsyncRequester, Requester, RequesterFactory, is_async
 
 __all__ = ["STOP", "LoadSpec", "ShareResult", "busy_share", "machine_cpu", "run_share"]
@@ -67,9 +79,10 @@ def _ceil(value: float) -> int:
 
 @dataclass(frozen=True, slots=True)
 class LoadSpec:
-    """One fixed-rate run: ``rate`` requests/s over all connections for ``warmup + duration`` s."""
+    """One fixed-rate run: ``rate`` requests/s over all connections for ``warmup + duration`` s;
+    ``rate`` None is full throttle (module docstring)."""
 
-    rate: int
+    rate: int | None
     duration: float
     warmup: float = 1.0
     connections: int = 1
@@ -79,11 +92,15 @@ class LoadSpec:
     #: How long connecting may take, per process.
     setup_timeout: float = 60.0
     limits: Limits = DEFAULT_LIMITS
+    #: Length of the interval histograms, in seconds of intended start.
+    interval: float = 1.0
 
     def check(self, size: int = 0) -> None:
         """Raise :class:`._limits.LimitError` unless this run fits its limits."""
+        if not self.interval > 0:
+            raise LimitError(f"the interval must be positive, not {self.interval}")
         check_load(
-            rate=self.rate,
+            rate=self.connections if self.rate is None else self.rate,
             duration=self.duration,
             warmup=self.warmup,
             connections=self.connections,
@@ -94,14 +111,17 @@ class LoadSpec:
 
     @property
     def total_requests(self) -> int:
-        return _ceil((self.warmup + self.duration) * self.rate)
+        """The requests of the schedule; at full throttle, the count bound."""
+        return _ceil((self.warmup + self.duration) * (self.rate or self.limits.max_rate))
 
     @property
     def warmup_requests(self) -> int:
-        return _ceil(self.warmup * self.rate)
+        return _ceil(self.warmup * self.rate) if self.rate else 0
 
     def due(self, start_ns: int, k: int) -> int:
-        """Intended start (ns) of request ``k``."""
+        """Intended start (ns) of request ``k`` (at full throttle: the end of the warm-up)."""
+        if not self.rate:
+            return start_ns + int(self.warmup * NS)
         return start_ns + k * NS // self.rate
 
 
@@ -132,6 +152,11 @@ class ShareResult:
     clipped: int = 0
     last_done_ns: int = 0
     measure_start_ns: int = 0
+    #: The corrected view per interval of intended start (``spec.interval`` s from
+    #: ``measure_start_ns``), encoded; the same samples as ``corrected``.
+    intervals: list[str] = field(default_factory=list)
+    #: Wall-clock time (ns since the epoch) at ``measure_start_ns``, for the interval log.
+    measure_start_epoch_ns: int = 0
     #: CPU time of the load process during the schedule (all its threads, deliberate spinning
     #: excluded), and the wall time.
     cpu_seconds: float = 0.0
@@ -148,13 +173,14 @@ def _blocking_loop(
     sleep = time.sleep
     request = requester.request
     ks, sent_at, done_at = rec.ks.append, rec.sent.append, rec.done.append
-    rate, total, step = spec.rate, spec.total_requests, spec.connections
+    rate, total, step = spec.rate or 0, spec.total_requests, spec.connections
+    pace = rate or spec.limits.max_rate  # full throttle: never ahead of the rate limit's schedule
     stopped = STOP.is_set
-    deadline = start_ns + int((spec.warmup + spec.duration + spec.grace) * NS)
+    deadline = _deadline(spec, start_ns)
     failures = 0
     k = first
     while k < total:
-        due = start_ns + k * NS // rate
+        due = start_ns + k * NS // pace
         now = ns()
         if now >= deadline or stopped():
             break
@@ -183,7 +209,8 @@ def _blocking_loop(
             done_at(done)
             failures = 0
         k += step
-    rec.unsent_from = k if k < total else -1
+    # At full throttle nothing was due that was not sent: the run just ended.
+    rec.unsent_from = k if k < total and rate else -1
     rec.ended_ns = ns()
 
 
@@ -194,13 +221,14 @@ async def _async_loop(
     sleep = asyncio.sleep
     request = requester.request
     ks, sent_at, done_at = rec.ks.append, rec.sent.append, rec.done.append
-    rate, total, step = spec.rate, spec.total_requests, spec.connections
+    rate, total, step = spec.rate or 0, spec.total_requests, spec.connections
+    pace = rate or spec.limits.max_rate  # full throttle: never ahead of the rate limit's schedule
     stopped = STOP.is_set
-    deadline = start_ns + int((spec.warmup + spec.duration + spec.grace) * NS)
+    deadline = _deadline(spec, start_ns)
     failures = 0
     k = first
     while k < total:
-        due = start_ns + k * NS // rate
+        due = start_ns + k * NS // pace
         now = ns()
         if now >= deadline or stopped():
             break
@@ -230,51 +258,96 @@ async def _async_loop(
             done_at(done)
             failures = 0
         k += step
-    rec.unsent_from = k if k < total else -1
+    # At full throttle nothing was due that was not sent: the run just ended.
+    rec.unsent_from = k if k < total and rate else -1
     rec.ended_ns = ns()
+
+
+def _deadline(spec: LoadSpec, start_ns: int) -> int:
+    """When a connection stops sending: the schedule's end plus its grace; at full throttle, the
+    end of the run."""
+    grace = spec.grace if spec.rate else 0.0
+    return start_ns + int((spec.warmup + spec.duration + grace) * NS)
+
+
+class _Views:
+    """The three histograms of one share, and the corrected one per interval of intended start."""
+
+    def __init__(self, measure_start_ns: int, interval: float) -> None:
+        self.corrected, self.uncorrected, self.lateness = new_histogram(), new_histogram(), new_histogram()
+        self.intervals: dict[int, HdrHistogram] = {}
+        self.start_ns = measure_start_ns
+        self.interval_ns = max(1, int(interval * NS))
+        self.clipped = 0
+
+    def record(self, intended: np.ndarray, end: np.ndarray, sent: np.ndarray | None) -> None:
+        """Requests that started (``sent``) or were due (``intended``) and ended at ``end``."""
+        if not intended.size:
+            return
+        latency = end - intended
+        self.clipped += record_many(self.corrected, latency)
+        if sent is not None:
+            record_many(self.uncorrected, end - sent)
+            record_many(self.lateness, sent - intended)
+        slot = np.maximum(intended - self.start_ns, 0) // self.interval_ns
+        order = np.argsort(slot, kind="stable")  # O(n log n) whatever the number of intervals
+        slot, latency = slot[order], latency[order]
+        indexes, firsts = np.unique(slot, return_index=True)
+        for index, part in zip(indexes.tolist(), np.split(latency, firsts[1:]), strict=True):
+            histogram = self.intervals.get(index)
+            if histogram is None:
+                histogram = self.intervals[index] = new_histogram()
+            record_many(histogram, part)
+
+    def encoded_intervals(self) -> list[str]:
+        """Every interval up to the last one with a sample, empty ones included."""
+        last = max(self.intervals, default=-1)
+        empty = encode(new_histogram())
+        return [encode(self.intervals[i]) if i in self.intervals else empty for i in range(last + 1)]
 
 
 def _summarise(records: list[_Record], spec: LoadSpec, start_ns: int) -> ShareResult:
     """Turn raw timestamps into the three histograms, leaving out the warm-up."""
-    corrected, uncorrected, lateness = new_histogram(), new_histogram(), new_histogram()
     result = ShareResult()
     first_measured = spec.warmup_requests
     result.measure_start_ns = spec.due(start_ns, first_measured)
+    views = _Views(result.measure_start_ns, spec.interval)
     for rec in records:
         ks = np.frombuffer(rec.ks, dtype=np.int64)
         sent = np.frombuffer(rec.sent, dtype=np.int64)
         done = np.frombuffer(rec.done, dtype=np.int64)
-        keep = ks >= first_measured
+        # At full throttle a request's intended start is its send, and the warm-up is by time.
+        keep = ks >= first_measured if spec.rate else sent >= result.measure_start_ns
         ks, sent, done = ks[keep], sent[keep], done[keep]
-        intended = start_ns + ks * NS // spec.rate
-        result.clipped += record_many(corrected, done - intended)
-        record_many(uncorrected, done - sent)
-        record_many(lateness, sent - intended)
+        views.record(start_ns + ks * NS // spec.rate if spec.rate else sent, done, sent)
         result.completed += int(ks.size)
         if ks.size:
             result.last_done_ns = max(result.last_done_ns, int(done.max()))
-        failed = [(k, s, g) for k, s, g in rec.failed if k >= first_measured]
+        failed = [
+            (k, s, g)
+            for k, s, g in rec.failed
+            if (k >= first_measured if spec.rate else s >= result.measure_start_ns)
+        ]
         if failed:
             fk, fs, fg = (np.array(column, dtype=np.int64) for column in zip(*failed, strict=True))
-            f_intended = start_ns + fk * NS // spec.rate
-            record_many(corrected, fg - f_intended)
-            record_many(uncorrected, fg - fs)
-            record_many(lateness, fs - f_intended)
+            views.record(start_ns + fk * NS // spec.rate if spec.rate else fs, fg, fs)
             result.failed += len(failed)
-        if rec.unsent_from >= 0:
+        if rec.unsent_from >= 0 and spec.rate:
             unsent = np.arange(rec.unsent_from, spec.total_requests, spec.connections, dtype=np.int64)
             unsent = unsent[unsent >= first_measured]
             u_intended = start_ns + unsent * NS // spec.rate
-            overdue = u_intended < rec.ended_ns
-            record_many(corrected, rec.ended_ns - u_intended[overdue])
+            overdue = u_intended[u_intended < rec.ended_ns]
+            views.record(overdue, np.full_like(overdue, rec.ended_ns), None)
             result.unsent += int(unsent.size)
         if rec.error:
             result.errors.append(rec.error)
+    result.clipped = views.clipped
     result.corrected, result.uncorrected, result.lateness = (
-        encode(corrected),
-        encode(uncorrected),
-        encode(lateness),
+        encode(views.corrected),
+        encode(views.uncorrected),
+        encode(views.lateness),
     )
+    result.intervals = views.encoded_intervals()
     return result
 
 
@@ -408,6 +481,7 @@ def run_share(factory: RequesterFactory, spec: LoadSpec, index: int, ready: Call
             ready,
         )
     result = _summarise(records, spec, start_ns)
+    result.measure_start_epoch_ns = time.time_ns() - time.monotonic_ns() + result.measure_start_ns
     result.cpu_seconds = max(0.0, cpu - sum(rec.spin_ns for rec in records) / NS)
     result.wall_seconds = wall
     result.machine_busy = busy

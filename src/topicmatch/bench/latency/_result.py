@@ -28,6 +28,7 @@ from hdrh.histogram import HdrHistogram
 
 from ._hgrm import MS, write_hgrm
 from ._histograms import decode, encode, merge_encoded
+from ._hlog import write_hlog
 from ._load import LoadSpec, ShareResult
 
 __all__ = ["PERCENTILES", "VIEWS", "LatencyResult", "format_ms", "summary_table"]
@@ -83,6 +84,16 @@ class LatencyResult:
     machine: dict[str, Any] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     command: str = ""
+    #: The corrected view per interval of intended start, encoded (see :mod:`._hlog`).
+    intervals: list[str] = field(default_factory=list)
+    #: Their length in seconds, and the wall-clock start of the first (ns since the epoch).
+    interval: float = 1.0
+    start_epoch_ns: int = 0
+
+    @property
+    def full_throttle(self) -> bool:
+        """A ``--rate max`` run: no schedule, each request sent as soon as the last returned."""
+        return not self.rate
 
     @classmethod
     def from_shares(
@@ -104,7 +115,14 @@ class LatencyResult:
         result.failed = sum(s.failed for s in shares)
         result.unsent = sum(s.unsent for s in shares)
         result.clipped = sum(s.clipped for s in shares)
-        result.rate = float(spec.rate)
+        result.rate = float(spec.rate or 0)  # 0: full throttle
+        result.interval = spec.interval
+        longest = max((len(s.intervals) for s in shares), default=0)
+        result.intervals = [
+            encode(merge_encoded(s.intervals[i] for s in shares if i < len(s.intervals)))
+            for i in range(longest)
+        ]
+        result.start_epoch_ns = min((s.measure_start_epoch_ns for s in shares), default=0)
         start = min(s.measure_start_ns for s in shares)
         end = max(s.last_done_ns for s in shares)
         result.achieved_rate = result.completed / ((end - start) / 1e9) if end > start else 0.0
@@ -146,6 +164,12 @@ class LatencyResult:
     def notes(self) -> list[str]:
         """Sentences a reader must see next to the numbers."""
         notes = []
+        if self.full_throttle:
+            notes.append(
+                "full throttle: each connection sent its next request as soon as the last one "
+                "returned, with no schedule, so these latencies are service times at saturation "
+                f"and {self.achieved_rate:,.0f}/s is the most this generator and system reached together"
+            )
         if not self.sustained and self.rate:
             if self.generator_cpu >= CPU_BOUND:
                 who = (
@@ -193,6 +217,19 @@ class LatencyResult:
         path.write_text(buffer.getvalue())
         return path
 
+    def write_hlog(self, path: Path) -> Path:
+        """Write the corrected view's interval histograms as an HdrHistogram interval log."""
+        with path.open("w", encoding="ascii") as out:
+            write_hlog(
+                out,
+                self.intervals,
+                interval=self.interval,
+                start_epoch_ns=self.start_epoch_ns,
+                comment=f"Logged by topicmatch: {self.command or self.label}; corrected latency in ns "
+                f"by interval of intended start",
+            )
+        return path
+
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=1)
 
@@ -219,6 +256,8 @@ def summary_table(results: Sequence[LatencyResult], views: Sequence[str] = VIEWS
             values = result.percentiles(view)
             cells = [format_ms(v) if v is not None else "-" for v in values.values()]
             rate = f"{result.achieved_rate:,.0f}/s of {result.rate:,.0f}/s" if result.rate else ""
+            if result.full_throttle:
+                rate = f"{result.achieved_rate:,.0f}/s (full throttle)"
             if result.rate and not result.sustained:
                 rate += " (NOT sustained)"
             lines.append(

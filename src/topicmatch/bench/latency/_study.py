@@ -13,30 +13,41 @@ configuration  size       rate              connections
 =============  =========  ================  ===========
 
 Each broker is started once per system and serves all its configurations. Every run writes
-``<label>.json`` (the :class:`._result.LatencyResult`, histograms encoded) and three ``.hgrm``
-files (corrected, uncorrected, lateness); every configuration gets one chart with the systems
-overlaid; ``report.md`` holds the summary table, the notes and the machine.
+``<label>.json`` (the :class:`._result.LatencyResult`, histograms encoded), three ``.hgrm``
+files (corrected, uncorrected, lateness) and the corrected view's interval log
+(``.corrected.hlog``, :mod:`._hlog`); every configuration gets a nines chart and a timeline of
+each interval's worst latency, with the systems overlaid; a load sweep (:mod:`._sweep`) gets its
+own charts per system instead; ``report.md`` holds the summary table, the notes and the machine.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..machine import machine_info
-from ._chart import nines_chart
+from ._chart import nines_chart, slug, timeline_chart
 from ._limits import DEFAULT_LIMITS, Limits
 from ._load import STOP, LoadSpec
 from ._logreport import size_name
 from ._processes import run_shares
 from ._result import VIEWS, LatencyResult, summary_table
+from ._sla import Sla
+from ._sweep import write_sweep_report
 from ._systems import SYSTEMS, serve
 
-__all__ = ["STUDY", "Configuration", "run_configuration", "run_study", "write_outputs"]
+__all__ = [
+    "STUDY",
+    "Configuration",
+    "command_for",
+    "configuration",
+    "run_configuration",
+    "run_study",
+    "write_outputs",
+]
 
 
 @dataclass(frozen=True)
@@ -45,7 +56,7 @@ class Configuration:
 
     name: str
     size: int
-    rate: int
+    rate: int | None  # None: full throttle
     connections: int = 1
     processes: int = 1
 
@@ -61,16 +72,25 @@ STUDY = (
 Progress = Callable[[str], None]
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9.@x-]+", "-", text).strip("-")
+def configuration(size: int, rate: int | None, connections: int = 1, processes: int = 1) -> Configuration:
+    """A configuration named as the study names them: ``256B@3000``, ``1KB@20000x25``, ``256B@max``."""
+    name = f"{size_name(size)}@{'max' if rate is None else rate}"
+    return Configuration(
+        name + (f"x{connections}" if connections != 1 else ""), size, rate, connections, processes
+    )
 
 
-def command_for(system: str, config: Configuration, duration: float, warmup: float) -> str:
+def command_for(
+    system: str, config: Configuration, duration: float, warmup: float, interval: float = 1.0
+) -> str:
     """The command line that reproduces one run."""
-    argv = ["topicmatch", "bench", "latency", "--system", system, "--rate", str(config.rate)]
+    rate = "max" if config.rate is None else str(config.rate)
+    argv = ["topicmatch", "bench", "latency", "--system", system, "--rate", rate]
     argv += ["--size", str(config.size), "--duration", f"{duration:g}", "--warmup", f"{warmup:g}"]
     if config.connections != 1:
         argv += ["--connections", str(config.connections), "--processes", str(config.processes)]
+    if interval != 1.0:
+        argv += ["--interval", f"{interval:g}"]
     return shlex.join(argv)
 
 
@@ -82,6 +102,7 @@ def run_configuration(
     duration: float,
     warmup: float,
     limits: Limits = DEFAULT_LIMITS,
+    interval: float = 1.0,
 ) -> LatencyResult:
     """One fixed-rate run of ``config`` against a started system (``factory`` from :func:`serve`)."""
     spec = LoadSpec(
@@ -91,6 +112,7 @@ def run_configuration(
         connections=config.connections,
         processes=config.processes,
         limits=limits,
+        interval=interval,
     )
     spec.check(config.size)
     machine = machine_info()
@@ -111,7 +133,7 @@ def run_configuration(
             "request": SYSTEMS[system],
         },
         machine=machine,
-        command=command_for(system, config, duration, warmup),
+        command=command_for(system, config, duration, warmup, interval),
     )
 
 
@@ -123,6 +145,7 @@ def run_study(
     warmup: float,
     timeout: float = 10.0,
     limits: Limits = DEFAULT_LIMITS,
+    interval: float = 1.0,
     progress: Progress = lambda _line: None,
 ) -> list[LatencyResult]:
     """Every configuration against every system; each broker started once and stopped after."""
@@ -134,6 +157,7 @@ def run_study(
             connections=config.connections,
             processes=config.processes,
             limits=limits,
+            interval=interval,
         ).check(config.size)
     results = []
     for system in systems:
@@ -145,7 +169,13 @@ def run_study(
                 factory = dataclasses.replace(base, size=config.size)
                 results.append(
                     run_configuration(
-                        system, config, factory, duration=duration, warmup=warmup, limits=limits
+                        system,
+                        config,
+                        factory,
+                        duration=duration,
+                        warmup=warmup,
+                        limits=limits,
+                        interval=interval,
                     )
                 )
                 for note in results[-1].notes():
@@ -153,37 +183,61 @@ def run_study(
     return results
 
 
-def write_outputs(results: Sequence[LatencyResult], out: Path, title: str) -> Path:
-    """JSON and ``.hgrm`` per run, one chart per configuration, and ``report.md``; returns it."""
+def write_outputs(
+    results: Sequence[LatencyResult], out: Path, title: str, *, sla: Sla | None = None, sweep: bool = False
+) -> Path:
+    """JSON, ``.hgrm`` and ``.hlog`` per run; charts (per configuration, or per system for a
+    ``sweep``); and ``report.md``; returns it."""
     out.mkdir(parents=True, exist_ok=True)
     for result in results:
-        stem = _slug(result.label)
+        stem = slug(result.label)
         (out / f"{stem}.json").write_text(result.to_json())
         for view in VIEWS:
             result.write_hgrm(out / f"{stem}.{view}.hgrm", view)
-    charts = []
-    by_config: dict[str, list[LatencyResult]] = {}
-    for result in results:
-        by_config.setdefault(str(result.config.get("configuration", result.label)), []).append(result)
-    for name, group in by_config.items():
-        path = out / f"{_slug(name)}.png"
-        first = group[0].config
-        subtitle = f"{size_name(int(first.get('size', 0)))} at {first.get('rate', '?'):,}/s"
-        if first.get("connections", 1) != 1:
-            subtitle += f" over {first['connections']} connections"
-        subtitle += f", {first.get('duration', 0):g} s each; solid: corrected (from intended start)"
-        nines_chart(
-            [(r.system, r.histogram("corrected"), r.histogram("uncorrected")) for r in group],
-            path,
-            f"Round-trip latency by percentile: {name}",
-            subtitle=subtitle,
-        )
-        charts.append(path)
+        if result.intervals:
+            result.write_hlog(out / f"{stem}.corrected.hlog")
+    charts: list[Path] = []
+    sections: list[str] = []
+    if sweep:
+        sections, charts = write_sweep_report(results, out, sla)
+    else:
+        by_config: dict[str, list[LatencyResult]] = {}
+        for result in results:
+            by_config.setdefault(str(result.config.get("configuration", result.label)), []).append(result)
+        for name, group in by_config.items():
+            first = group[0].config
+            rate = "full throttle" if first.get("rate") is None else f"{first.get('rate', '?'):,}/s"
+            subtitle = f"{size_name(int(first.get('size', 0)))} at {rate}"
+            if first.get("connections", 1) != 1:
+                subtitle += f" over {first['connections']} connections"
+            subtitle += f", {first.get('duration', 0):g} s each"
+            charts.append(
+                nines_chart(
+                    [(r.system, r.histogram("corrected"), r.histogram("uncorrected")) for r in group],
+                    out / f"{slug(name)}.png",
+                    f"Round-trip latency by percentile: {name}",
+                    subtitle=subtitle
+                    + "; solid: corrected (from intended start)"
+                    + (f"; black steps: SLA {sla.text()}" if sla else ""),
+                    sla=sla.targets if sla else (),
+                )
+            )
+            if any(r.intervals for r in group):
+                charts.append(
+                    timeline_chart(
+                        [(r.system, r.intervals, r.interval) for r in group],
+                        out / f"{slug(name)}-timeline.png",
+                        f"Worst round-trip latency in each interval: {name}",
+                        subtitle=f"{subtitle}; per {group[0].interval:g} s of intended start (.hlog)",
+                    )
+                )
     lines = [f"# {title}", "", summary_table(results), ""]
     for result in results:
         lines.append(f"* `{result.command}`" if result.command else f"* {result.label}")
         lines.extend(f"  * {note}" for note in result.notes())
-    lines += ["", *(f"![{c.stem}]({c.name})" for c in charts), ""]
+        if sla and not sweep:
+            lines.append(f"  * SLA {sla.text()}: {sla.judge(result).cell()}")
+    lines += ["", *sections, *(f"![{c.stem}]({c.name})" for c in charts), ""]
     if results:
         lines += ["Machine: " + ", ".join(f"{k}={v}" for k, v in results[0].machine.items()), ""]
     report = out / "report.md"

@@ -1,0 +1,196 @@
+"""Latency against load: full throttle, interval logs that show when a stall happened, SLAs, and
+a sweep on a real broker."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from pathlib import Path
+
+import pytest
+from hdrh.histogram import HdrHistogram
+from hdrh.log import HistogramLogReader
+
+from topicmatch.bench.latency import Limits, LoadSpec, run_load
+from topicmatch.bench.latency._result import LatencyResult
+from topicmatch.bench.latency._sla import Sla, highest_met, parse_rates
+from topicmatch.cli import main
+
+pytestmark = pytest.mark.latency
+
+MS = 1_000_000
+
+
+class Instant:
+    """A blocking requester that returns at once, counting its calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def setup(self) -> None:
+        pass
+
+    def request(self) -> None:
+        self.calls += 1
+
+    def teardown(self) -> None:
+        pass
+
+
+class FreezesAt:
+    """Instant, except one 100 ms freeze at call ``at``."""
+
+    def __init__(self, at: int) -> None:
+        self.calls = 0
+        self.at = at
+
+    def setup(self) -> None:
+        pass
+
+    def request(self) -> None:
+        self.calls += 1
+        if self.calls == self.at:
+            time.sleep(0.1)
+
+    def teardown(self) -> None:
+        pass
+
+
+def test_full_throttle_sends_as_fast_as_replies_come_within_its_count_bound() -> None:
+    requester = Instant()
+    limits = Limits(max_rate=2_000)
+    result = run_load(lambda _c: requester, LoadSpec(rate=None, duration=0.5, warmup=0.1, limits=limits))
+    # The count bound: (warm-up + duration) x max_rate, however fast the system answers.
+    assert requester.calls == 1_200
+    assert result.full_throttle
+    assert result.rate == 0
+    assert 0 < result.completed <= requester.calls
+    assert not result.unsent
+    assert not result.failed
+    # No schedule: latency from the actual send, so the corrected view is the uncorrected one.
+    assert result.corrected == result.uncorrected
+    assert result.histogram("lateness").get_max_value() == 0
+    assert any("full throttle" in note for note in result.notes())
+
+
+def test_full_throttle_runs_for_its_duration_when_the_system_is_slow() -> None:
+    class Slow(Instant):
+        def request(self) -> None:
+            super().request()
+            time.sleep(0.002)
+
+    requester = Slow()
+    start = time.monotonic()
+    result = run_load(lambda _c: requester, LoadSpec(rate=None, duration=0.4, warmup=0.1))
+    assert time.monotonic() - start < 5
+    assert 20 < requester.calls < 300  # about 0.5 s / 2 ms, whatever the machine's noise
+    assert result.achieved_rate < 600
+    assert not result.unsent  # nothing was due: the run just ended
+
+
+def test_the_interval_log_shows_when_the_stall_happened(tmp_path: Path) -> None:
+    """1,000 requests/s; the freeze hits the request due 1.25 s into the measured window, so with
+    0.5 s intervals the third interval holds the ~100 ms waits and the others do not."""
+    spec = LoadSpec(rate=1_000, duration=3.0, warmup=0.5, interval=0.5)
+    result = run_load(lambda _c: FreezesAt(500 + 1_250), spec)
+    assert len(result.intervals) == 6
+    maxima = [h.get_max_value() for h in map(_decode, result.intervals)]
+    assert maxima[2] >= 90 * MS, maxima
+    assert max(range(6), key=maxima.__getitem__) == 2, maxima
+    assert sum(_decode(e).get_total_count() for e in result.intervals) == result.count
+
+    path = result.write_hlog(tmp_path / "run.hlog")
+    text = path.read_text()
+    assert text.splitlines()[1] == "#[Histogram log format version 1.2]"
+    # HdrHistogram's own reader reads every interval back, with the same counts and maxima.
+    reader = HistogramLogReader(str(path), HdrHistogram(1, 3_600 * 10**9, 3))
+    read = []
+    try:
+        while (histogram := reader.get_next_interval_histogram()) is not None:
+            read.append((histogram.get_total_count(), histogram.get_max_value()))
+        start = reader.get_start_time_sec()  # read from the header as the lines go by
+    finally:
+        reader.close()
+    assert read == [(_decode(e).get_total_count(), _decode(e).get_max_value()) for e in result.intervals]
+    assert start == pytest.approx(result.start_epoch_ns / 1e9, abs=1e-3)
+
+
+def _decode(encoded: str) -> HdrHistogram:
+    from topicmatch.bench.latency._histograms import decode  # noqa: PLC0415
+
+    return decode(encoded)
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("99", "not an SLA target"),
+        ("99:10", "not an SLA target"),
+        ("100:10ms", "between 0 and 100"),
+        ("99:10ms,", "not an SLA target"),
+    ],
+)
+def test_a_bad_sla_says_what_is_expected(text: str, error: str) -> None:
+    with pytest.raises(ValueError, match=error):
+        Sla.parse(text)
+
+
+def test_sla_forms() -> None:
+    assert Sla.parse("p99<=10ms, 99.99:0.1s").targets == ((99.0, 10 * MS), (99.99, 100 * MS))
+    assert Sla.parse("50:500us").text() == "p50 <= 500 us"
+
+
+def test_rates_of_a_sweep() -> None:
+    assert parse_rates("4000,500,max,1000,500") == [500, 1_000, 4_000, None]
+    for bad in ("0", "fast", "500,,1000", "-5"):
+        with pytest.raises(ValueError, match="not a rate"):
+            parse_rates(bad)
+
+
+def _result(rate: float, p99_ms: float, count: int = 1_000, sustained: bool = True) -> LatencyResult:
+    from topicmatch.bench.latency._histograms import encode, new_histogram, record_many  # noqa: PLC0415
+
+    histogram = new_histogram()
+    record_many(histogram, [MS] * (count - count // 50) + [int(p99_ms * MS)] * (count // 50))
+    achieved = rate if sustained else rate / 2
+    corrected = encode(histogram)
+    return LatencyResult(f"x {rate}", "x", {}, corrected=corrected, rate=rate, achieved_rate=achieved)
+
+
+def test_the_highest_rate_that_meets_the_sla() -> None:
+    sla = Sla.parse("99:10ms")
+    runs = [_result(500, 2), _result(1_000, 5), _result(2_000, 50), _result(4_000, 3, sustained=False)]
+    best, below = highest_met(runs, sla)
+    assert best is runs[1]
+    assert below == []
+    assert sla.judge(runs[2]).cell().startswith("misses: p99 = 50.0")  # HDR: within 0.1 %
+    assert sla.judge(runs[3]).met is False  # fast, but not sustained: it measured a growing queue
+    # Too few samples to know p99.99 is "unknown", never "meets".
+    assert Sla.parse("99.99:10ms").judge(runs[0]).met is None
+    # A lower rate that missed while a higher one met is named.
+    best, below = highest_met([_result(500, 50), _result(1_000, 5)], sla)
+    assert best is not None
+    assert best.rate == 1_000
+    assert below == ["500/s"]
+
+
+def test_a_sweep_on_a_real_broker_writes_its_charts_logs_and_verdict(tmp_path: Path) -> None:
+    argv = ["bench", "latency", "--system", "nats", "--sweep", "200,400,max", "--duration", "1"]
+    argv += ["--warmup", "0.3", "--sla", "90:50ms,99:200ms", "--interval", "0.5", "--out", str(tmp_path)]
+    stdout = io.StringIO()
+    assert main(argv, stdout=stdout) == 0
+    out = stdout.getvalue()
+    assert "highest rate meeting the SLA (p90 <= 50 ms, p99 <= 200 ms), nats: 400/s" in out, out
+    report = (tmp_path / "report.md").read_text()
+    assert "## nats: latency against load" in report
+    assert "Full throttle reached" in report
+    for name in ("nines", "load", "timeline"):
+        assert (tmp_path / f"sweep-nats-{name}.png").stat().st_size > 5_000, name
+    for label in ("256B@200", "256B@400", "256B@max"):
+        hlog = (tmp_path / f"nats-{label}.corrected.hlog").read_text()
+        assert hlog.count("HISTF") >= 2, label  # at least two 0.5 s intervals
+    full = json.loads((tmp_path / "nats-256B@max.json").read_text())
+    assert full["rate"] == 0
+    assert full["achieved_rate"] > 400
+    assert "--rate max" in full["command"]
