@@ -50,3 +50,34 @@ def test_the_core_imports_only_the_standard_library_and_itself() -> None:
             else:
                 inner = module.split(".")[1:2] if level == 0 else [top]
                 assert not set(inner) & OUTER, (path.name, module)
+
+
+#: Modules beside the core that the outer layers share (docs/architecture.md): not the core's.
+SUPPORT = {"_progress", "_extras", "_pair_files", "_workloads", "_demo"}
+
+
+def test_the_outer_layers_use_only_the_cores_public_names() -> None:
+    """spark, bench and cli import the core through ``topicmatch`` itself (its ``__all__``),
+    never from a private module of it, type-checking imports included: the core may change
+    its insides without them knowing."""
+    checked = 0
+    for layer in sorted(OUTER):
+        for path in sorted((PACKAGE / layer).rglob("*.py")):
+            depth = len(path.relative_to(PACKAGE).parts) - 1  # package levels below topicmatch
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom):
+                    if node.level == depth + 1:  # relative to topicmatch itself
+                        module = node.module or ""
+                    elif node.level == 0 and (node.module or "").startswith("topicmatch."):
+                        module = (node.module or "").split(".", 1)[1]
+                    else:
+                        continue
+                    top = module.split(".", maxsplit=1)[0]
+                    if not top:
+                        names = {a.name for a in node.names} - {"__version__"}
+                        assert names <= set(topicmatch.__all__), (str(path.relative_to(PACKAGE)), node.lineno)
+                    elif top.startswith("_"):
+                        assert top in SUPPORT, (str(path.relative_to(PACKAGE)), node.lineno, module)
+                    checked += 1
+    assert checked > 40

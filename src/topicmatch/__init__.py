@@ -12,6 +12,8 @@ Given subscription patterns with wildcards (``forex.*``, ``stock.#``, ``sensors/
 ['alice', 'bob']
 """
 
+from ._collector import collector_paused
+from ._dfa import BatchWalk
 from ._dialects import DIALECTS, Dialect, make_dialect
 from ._errors import (
     ComplexityError,
@@ -25,11 +27,13 @@ from ._errors import (
 )
 from ._matcher import ALGORITHMS, DEFAULT_CACHE_SIZE, Matcher, MatcherSnapshot
 from ._topic_index import TopicIndex
+from ._words import Wildcard
 
 __all__ = [
     "ALGORITHMS",
     "DEFAULT_CACHE_SIZE",
     "DIALECTS",
+    "BatchWalk",
     "ComplexityError",
     "ConfigurationError",
     "Dialect",
@@ -42,6 +46,8 @@ __all__ = [
     "TopicIndex",
     "TopicMatchError",
     "UnknownTopicError",
+    "Wildcard",
+    "collector_paused",
     "make_dialect",
 ]
 
@@ -62,6 +68,8 @@ for _public in (
     MatcherSnapshot,
     TopicIndex,
     Dialect,
+    BatchWalk,
+    Wildcard,
 ):
     _public.__module__ = __name__
 del _public

@@ -78,36 +78,43 @@ class BitmapIndex(Index):
     def _clear_bits(self, bit: int, tokens: Tokens) -> None: ...
 
     def add(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
-        with self._changing():
+        with self._lock:
             i = self._ids.get(pattern)
-            if i is None:
-                i = self._ids_alloc.take()
-                self._ids[pattern] = i
-                self._tokens[i] = tokens
-                # Subscribers first, bits last: a reader can never see a bit without its set.
-                self._subs[i] = frozenset((subscriber,))
-                self._set_bits(1 << i, tokens)
-            else:
-                old = self._subs[i]
-                if subscriber in old:
-                    return False
-                self._subs[i] = old | {subscriber}
-            self._count += 1
+            if i is not None and subscriber in self._subs[i]:
+                return False
+            self._version += 1  # odd before the first store (._versions, rule 2)
+            try:
+                if i is None:
+                    i = self._ids_alloc.take()
+                    self._ids[pattern] = i
+                    self._tokens[i] = tokens
+                    # Subscribers first, bits last: a reader can never see a bit without its set.
+                    self._subs[i] = frozenset((subscriber,))
+                    self._set_bits(1 << i, tokens)
+                else:
+                    self._subs[i] = self._subs[i] | {subscriber}
+                self._count += 1
+            finally:
+                self._version += 1  # even after the last
             return True
 
     def remove(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
-        with self._changing():
+        with self._lock:
             i = self._ids.get(pattern)
             if i is None or subscriber not in self._subs[i]:
                 return False
             left = self._subs[i] - {subscriber}
-            if left:
-                self._subs[i] = left
-            else:
-                self._clear_bits(1 << i, tokens)
-                del self._ids[pattern], self._tokens[i], self._subs[i]
-                self._ids_alloc.give_back(i)
-            self._count -= 1
+            self._version += 1  # odd before the first store
+            try:
+                if left:
+                    self._subs[i] = left
+                else:
+                    self._clear_bits(1 << i, tokens)
+                    del self._ids[pattern], self._tokens[i], self._subs[i]
+                    self._ids_alloc.give_back(i)
+                self._count -= 1
+            finally:
+                self._version += 1  # even after the last
             return True
 
     def items(self) -> list[Item]:

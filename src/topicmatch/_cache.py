@@ -222,8 +222,12 @@ class ResultCache(Versioned):
 
     def empty(self) -> None:
         """Drop every entry; lookups running meanwhile cannot store what they computed before."""
-        with self._changing():
-            self._empty()
+        with self._lock:
+            self._version += 1  # odd before the first store (._versions, rule 2)
+            try:
+                self._empty()
+            finally:
+                self._version += 1
 
     def _matching(self, tokens: Tokens) -> list[str] | None:
         """The cached topics that ``tokens`` matches (a walk of the topic index), or None if
@@ -243,20 +247,27 @@ class ResultCache(Versioned):
         visible may have matched the old state, and its store must be refused. Moving it before
         the commit only would let a lookup read the new version, then the old index, and store
         a stale result (found by tests/test_concurrency.py on CI; pinned by tests/test_cache.py).
+        That move after the commit is the one correctness rests on here: stores take the lock,
+        so none lands mid-write; the odd move before the drop keeps the one rule of
+        :mod:`._versions` (a miss that read the version during the drop is refused either way).
         """
-        with self._changing():
-            if self.entries or self.older:
-                start = _clock()
-                found = self._matching(tokens)
-                if found is None:
-                    self._empty()
-                else:
-                    for topic in found:
-                        if self.entries.pop(topic, None) is None:
-                            self.older.pop(topic)
-                        self._forget(topic)
-                self.spent_ns += _clock() - start
-            return commit()
+        with self._lock:
+            self._version += 1  # odd before the drop
+            try:
+                if self.entries or self.older:
+                    start = _clock()
+                    found = self._matching(tokens)
+                    if found is None:
+                        self._empty()
+                    else:
+                        for topic in found:
+                            if self.entries.pop(topic, None) is None:
+                                self.older.pop(topic)
+                            self._forget(topic)
+                    self.spent_ns += _clock() - start
+                return commit()
+            finally:
+                self._version += 1  # even after the commit
 
     def __len__(self) -> int:
         return len(self.entries) + len(self.older)

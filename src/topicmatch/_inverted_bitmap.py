@@ -38,18 +38,22 @@ class InvertedBitmapIndex(BitmapIndex):
         """Add (topic, words) pairs to the topic space; return how many were new."""
         new = [(t, tuple(w)) for t, w in topics]
         added = 0
-        with self._changing():
-            dollar = self.dollar_rule
-            for name, key in new:
-                if key in self._rows:
-                    continue
-                row = 0
-                for i, tokens in self._tokens.items():
-                    if pattern_matches(tokens, key, dollar):
-                        row |= 1 << i
-                self._rows[key] = row
-                self._names[key] = name
-                added += 1
+        with self._lock:
+            self._version += 1  # odd before the first store (._versions, rule 2)
+            try:
+                dollar = self.dollar_rule
+                for name, key in new:
+                    if key in self._rows:
+                        continue
+                    row = 0
+                    for i, tokens in self._tokens.items():
+                        if pattern_matches(tokens, key, dollar):
+                            row |= 1 << i
+                    self._rows[key] = row
+                    self._names[key] = name
+                    added += 1
+            finally:
+                self._version += 1  # even after the last
         return added
 
     def _set_bits(self, bit: int, tokens: Tokens) -> None:

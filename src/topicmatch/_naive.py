@@ -25,28 +25,32 @@ class NaiveIndex(Index):
         self._count = 0
 
     def add(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
-        with self._writing():
+        with self._lock:
             old = self._entries.get(pattern, (tokens, EMPTY))[1]
             if subscriber in old:
                 return False
             self._version += 1  # odd before the store (._versions, rule 2)
-            self._entries[pattern] = (tokens, old | {subscriber})
-            self._version += 1
+            try:
+                self._entries[pattern] = (tokens, old | {subscriber})
+            finally:
+                self._version += 1  # even after it
             self._count += 1
             return True
 
     def remove(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
-        with self._writing():
+        with self._lock:
             entry = self._entries.get(pattern)
             if entry is None or subscriber not in entry[1]:
                 return False
             left = entry[1] - {subscriber}
             self._version += 1  # odd before the store
-            if left:
-                self._entries[pattern] = (tokens, left)
-            else:
-                del self._entries[pattern]
-            self._version += 1
+            try:
+                if left:
+                    self._entries[pattern] = (tokens, left)
+                else:
+                    del self._entries[pattern]
+            finally:
+                self._version += 1  # even after it
             self._count -= 1
             return True
 

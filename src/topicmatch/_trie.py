@@ -100,17 +100,19 @@ class TrieIndex(Index):
         Concurrent readers see each item's change at once: ``change`` brackets its one
         publishing store with the version (odd before, even after), so a lookup that overlapped
         it retries, and lookups between two items see the state after the first. The lock is
-        held for the whole call; ``_writing`` makes the version even if ``change`` raises (a
+        held for the whole call; its ``finally`` makes the version even if ``change`` raises (a
         subscriber's ``__eq__`` may).
         """
         if self._readonly:
             raise TopicMatchError("a snapshot is read-only")
         changed = 0
-        with self._writing():
+        with self._lock:
             try:
                 for pattern, tokens, subscribers in items:
                     changed += change(pattern, tokens, subscribers)
             finally:
+                if self._version & 1:  # a change raised between its two moves
+                    self._version += 1
                 self._countdown = -1  # the next lookup that walks sees the new version (_settle)
         return changed
 

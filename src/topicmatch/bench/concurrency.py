@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .._matcher import Matcher
+from .. import Matcher
 from . import charts
 from .report import Progress, Report
 from .timing import median

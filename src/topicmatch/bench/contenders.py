@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, Protocol
 
-from .._matcher import Matcher
+from .. import Matcher
 
 __all__ = ["ALGORITHMS", "MAX_BITMAP_PAIRS", "Contender", "NotBuilt", "build", "contenders_for"]
 

@@ -23,7 +23,7 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from .._matcher import Matcher
+from .. import Matcher
 from .._workloads import realistic
 from . import charts
 from .report import Progress, Report, fmt_int

@@ -17,7 +17,7 @@ from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
-from .._matcher import Matcher
+from .. import Matcher
 from .._workloads import random_subscriptions
 from . import charts
 from .report import Progress, Report, fmt_ns

@@ -21,7 +21,7 @@ from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
 
-from .._matcher import Matcher
+from .. import Matcher
 from .._workloads import realistic
 from . import charts
 from .report import Progress, Report, fmt_int

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from .._matcher import Matcher
+from .. import Matcher
 from .._workloads import realistic
 from . import charts
 from .report import Progress, Report, fmt_int, fmt_ns

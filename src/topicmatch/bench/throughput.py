@@ -16,7 +16,7 @@ from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
 
-from .._matcher import Matcher
+from .. import Matcher
 from .._workloads import study_throughput
 from . import charts
 from .baseline import PlainTrie

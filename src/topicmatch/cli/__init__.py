@@ -12,11 +12,8 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TextIO
 
-from .. import __version__
+from .. import ALGORITHMS, DIALECTS, Matcher, TopicMatchError, __version__
 from .._demo import run_demo
-from .._dialects import DIALECTS
-from .._errors import TopicMatchError
-from .._matcher import ALGORITHMS, Matcher
 from .._pair_files import read_pairs
 from . import _bench, _pipeline
 from ._common import UsageError

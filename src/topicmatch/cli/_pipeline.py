@@ -12,7 +12,7 @@ import argparse
 import importlib
 from typing import Any, TextIO
 
-from .._dialects import DIALECTS
+from .. import DIALECTS
 from ._common import require_extra
 
 __all__ = ["add_commands"]

@@ -14,7 +14,7 @@ from typing import TextIO
 
 from pyspark.errors import PySparkException
 
-from .._errors import TopicMatchError
+from .. import TopicMatchError
 from .._progress import Progress
 from ..cli._common import UsageError
 from ._generate import generate

@@ -14,7 +14,7 @@ A message whose *topic* is invalid is not an error: it goes to the quarantine wi
 
 from __future__ import annotations
 
-from .._errors import InvalidPatternError, TopicMatchError
+from .. import InvalidPatternError, TopicMatchError
 
 __all__ = ["InvalidSubscriptionError", "MessagesError", "SparkPipelineError", "SubscriptionsError"]
 

@@ -29,10 +29,10 @@ import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.compute as pc  # type: ignore[import-untyped, unused-ignore]
 
-from .._dialects import Dialect
+from .. import Dialect
 
 if TYPE_CHECKING:
-    from .._dfa import BatchWalk
+    from .. import BatchWalk
 
 __all__ = ["LevelWalker", "factorize", "plain_mask"]
 

@@ -23,8 +23,7 @@ import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from .._dialects import make_dialect
-from .._words import HASH, STAR
+from .. import Wildcard, make_dialect
 from ._subscriptions import Subscriptions
 
 __all__ = ["naive_route", "pattern_regex"]
@@ -52,12 +51,12 @@ def pattern_regex(pattern: str, dialect: str = "amqp") -> str:
     word = f"[^{sep}]+" if dialect == "nats" else f"[^{sep}]*"
     tokens = rules.parse_pattern(pattern)
     parts = []
-    if dialect == "mqtt" and tokens and (tokens[0] is STAR or tokens[0] is HASH):
+    if dialect == "mqtt" and tokens and (tokens[0] is Wildcard.STAR or tokens[0] is Wildcard.HASH):
         parts.append(f"(?!{sep}\\$)")  # a '$' topic is hidden from leading wildcards
     for token in tokens:
-        if token is STAR:
+        if token is Wildcard.STAR:
             parts.append(sep + word)
-        elif token is HASH:
+        elif token is Wildcard.HASH:
             parts.append(f"(?:{sep}{word})*")
         else:
             parts.append(sep + _quote(str(token)))

@@ -25,7 +25,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, from_arrow_type
 from pyspark.sql.types import ArrayType, StringType, StructField, StructType
 
-from .._dialects import make_dialect
+from .. import make_dialect
 from ._errors import MessagesError, SparkPipelineError, SubscriptionsError
 from ._plan import LITERAL_COL, PATTERN_COL, PLANS, choose
 from ._subscriptions import Subscriptions

@@ -30,7 +30,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 from pyspark.sql.types import StringType, StructField, StructType
 
-from .._errors import TopicMatchError
+from .. import TopicMatchError
 from ._errors import MessagesError, SparkPipelineError
 from ._io import (
     CORRUPT,

@@ -27,9 +27,7 @@ import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.compute as pc  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]
 
-from .._dialects import make_dialect
-from .._errors import InvalidPatternError
-from .._matcher import Matcher
+from .. import InvalidPatternError, Matcher, make_dialect
 from .._pair_files import read_pairs
 from ._errors import InvalidSubscriptionError, SubscriptionsError
 from ._levels import plain_mask

@@ -34,10 +34,7 @@ import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.compute as pc  # type: ignore[import-untyped, unused-ignore]
 from pyspark import TaskContext
 
-from .._collector import collector_paused
-from .._dialects import make_dialect
-from .._errors import InvalidTopicError
-from .._matcher import Matcher
+from .. import InvalidTopicError, Matcher, collector_paused, make_dialect
 from ._levels import LevelWalker, factorize
 from ._stats import Counts
 from ._subscriptions import unpack_payload

@@ -166,24 +166,55 @@ class ShareResult:
     errors: list[str] = field(default_factory=list)
 
 
+class _Schedule:
+    """One connection's requests ``first, first + connections, ...``: when each is due, and the
+    bookkeeping both loops share (the loops differ only in how they wait and call)."""
+
+    __slots__ = ("deadline", "failures", "k", "pace", "rate", "rec", "start_ns", "step", "total")
+
+    def __init__(self, spec: LoadSpec, first: int, start_ns: int, rec: _Record) -> None:
+        self.rate, self.total, self.step = spec.rate or 0, spec.total_requests, spec.connections
+        self.pace = self.rate or spec.limits.max_rate  # full throttle: never ahead of the limit
+        self.deadline = _deadline(spec, start_ns)
+        self.start_ns, self.rec, self.k, self.failures = start_ns, rec, first, 0
+
+    def due(self, now: int) -> int | None:
+        """When the next request is due, or None when the connection must stop (all sent, the
+        time bound reached, or a stop asked for)."""
+        if self.k >= self.total or now >= self.deadline or STOP.is_set():
+            return None
+        return self.start_ns + self.k * NS // self.pace
+
+    def done(self, sent: int, done: int) -> None:
+        rec = self.rec
+        rec.ks.append(self.k)
+        rec.sent.append(sent)
+        rec.done.append(done)
+        self.failures = 0
+        self.k += self.step
+
+    def failed(self, sent: int, gave_up: int, exc: Exception) -> bool:
+        """Record a failed request; False when the connection must stop (too many in a row)."""
+        rec = self.rec
+        rec.failed.append((self.k, sent, gave_up))
+        rec.error = rec.error or f"{type(exc).__name__}: {exc}"
+        self.failures += 1
+        self.k += self.step
+        return self.failures < MAX_CONSECUTIVE_FAILURES
+
+    def end(self, now: int) -> None:
+        # At full throttle nothing was due that was not sent: the run just ended.
+        self.rec.unsent_from = self.k if self.k < self.total and self.rate else -1
+        self.rec.ended_ns = now
+
+
 def _blocking_loop(
     requester: Requester, first: int, spec: LoadSpec, start_ns: int, spin_ns: int, rec: _Record
 ) -> None:
-    ns = time.monotonic_ns
-    sleep = time.sleep
-    request = requester.request
-    ks, sent_at, done_at = rec.ks.append, rec.sent.append, rec.done.append
-    rate, total, step = spec.rate or 0, spec.total_requests, spec.connections
-    pace = rate or spec.limits.max_rate  # full throttle: never ahead of the rate limit's schedule
-    stopped = STOP.is_set
-    deadline = _deadline(spec, start_ns)
-    failures = 0
-    k = first
-    while k < total:
-        due = start_ns + k * NS // pace
-        now = ns()
-        if now >= deadline or stopped():
-            break
+    ns, sleep, request = time.monotonic_ns, time.sleep, requester.request
+    schedule = _Schedule(spec, first, start_ns, rec)
+    while (due := schedule.due(now := ns())) is not None:
+        sent = now
         if due > now:
             if due - now > spin_ns:
                 sleep((due - now - spin_ns) / NS)
@@ -191,47 +222,23 @@ def _blocking_loop(
             while sent < due:
                 sent = ns()
             rec.spin_ns += sent - spin_from
-        else:
-            sent = now
         try:
             request()
         except Exception as exc:
-            rec.failed.append((k, sent, ns()))
-            rec.error = rec.error or f"{type(exc).__name__}: {exc}"
-            failures += 1
-            if failures >= MAX_CONSECUTIVE_FAILURES:
-                k += step
+            if not schedule.failed(sent, ns(), exc):
                 break
         else:
-            done = ns()
-            ks(k)
-            sent_at(sent)
-            done_at(done)
-            failures = 0
-        k += step
-    # At full throttle nothing was due that was not sent: the run just ended.
-    rec.unsent_from = k if k < total and rate else -1
-    rec.ended_ns = ns()
+            schedule.done(sent, ns())
+    schedule.end(ns())
 
 
 async def _async_loop(
     requester: AsyncRequester, first: int, spec: LoadSpec, start_ns: int, spin_ns: int, rec: _Record
 ) -> None:
-    ns = time.monotonic_ns
-    sleep = asyncio.sleep
-    request = requester.request
-    ks, sent_at, done_at = rec.ks.append, rec.sent.append, rec.done.append
-    rate, total, step = spec.rate or 0, spec.total_requests, spec.connections
-    pace = rate or spec.limits.max_rate  # full throttle: never ahead of the rate limit's schedule
-    stopped = STOP.is_set
-    deadline = _deadline(spec, start_ns)
-    failures = 0
-    k = first
-    while k < total:
-        due = start_ns + k * NS // pace
-        now = ns()
-        if now >= deadline or stopped():
-            break
+    ns, sleep, request = time.monotonic_ns, asyncio.sleep, requester.request
+    schedule = _Schedule(spec, first, start_ns, rec)
+    while (due := schedule.due(now := ns())) is not None:
+        sent = now
         if due > now:
             if due - now > spin_ns:
                 await sleep((due - now - spin_ns) / NS)
@@ -240,27 +247,14 @@ async def _async_loop(
                 await sleep(0)
                 sent = ns()
             rec.spin_ns += sent - spin_from
-        else:
-            sent = now
         try:
             await request()
         except Exception as exc:
-            rec.failed.append((k, sent, ns()))
-            rec.error = rec.error or f"{type(exc).__name__}: {exc}"
-            failures += 1
-            if failures >= MAX_CONSECUTIVE_FAILURES:
-                k += step
+            if not schedule.failed(sent, ns(), exc):
                 break
         else:
-            done = ns()
-            ks(k)
-            sent_at(sent)
-            done_at(done)
-            failures = 0
-        k += step
-    # At full throttle nothing was due that was not sent: the run just ended.
-    rec.unsent_from = k if k < total and rate else -1
-    rec.ended_ns = ns()
+            schedule.done(sent, ns())
+    schedule.end(ns())
 
 
 def _deadline(spec: LoadSpec, start_ns: int) -> int:
