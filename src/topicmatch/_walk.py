@@ -380,25 +380,13 @@ def walk_general(root: Node, words: list[str], dollar_rule: bool) -> frozenset[H
 def finish_general(alive: dict[Node, None], words: Iterable[str]) -> frozenset[Hashable]:
     """Walk on over ``words`` from the nodes ``alive`` before them, in any trie.
 
-    The NFA walk of the module docstring, with :func:`step` inlined: the alive set is a dict (an
+    The NFA walk of the module docstring, one :func:`step` per word: the alive set is a dict (an
     ordered set), because a ``#`` node that stays alive can reach a node another path reaches.
+    (:func:`step` was inlined here once; calling it costs 2 % of such a walk, measured on 10,000
+    AMQP patterns with an inner ``#``, and no row of the workload matrix takes this walk.)
     """
     for word in words:
-        nxt: dict[Node, None] = {}
-        for node in alive:
-            if node.is_hash:
-                nxt[node] = None
-            child = node.children.get(word)
-            if child is not None:
-                nxt[child] = None
-                if child.hash is not None:
-                    nxt[child.hash] = None
-            child = node.star
-            if child is not None:
-                nxt[child] = None
-                if child.hash is not None:
-                    nxt[child.hash] = None
-        if not nxt:
+        alive = step(alive, word)
+        if not alive:
             return EMPTY
-        alive = nxt
     return union_of([subs_of(node) for node in alive if node.subs is None or node.subs])
