@@ -27,7 +27,7 @@ from collections.abc import Hashable
 
 from ._bitmaps import BitmapIndex, bits, union_of
 from ._index import EMPTY
-from ._words import HASH, STAR, Tokens, pattern_matches
+from ._words import HASH, Tokens, pattern_matches
 
 __all__ = ["OptimizedBitmapIndex"]
 
@@ -64,11 +64,11 @@ class OptimizedBitmapIndex(BitmapIndex):
         self._grow(fixed + 1)
         for p in range(fixed):
             token = tokens[p]
-            if token is STAR:
-                self._other[p] |= bit
-            else:
+            if isinstance(token, str):
                 row = self._literal[p]
-                row[token] = row.get(token, 0) | bit  # type: ignore[index,arg-type]
+                row[token] = row.get(token, 0) | bit
+            else:  # '*': no '#' comes before position f
+                self._other[p] |= bit
         if f < 0:
             self._by_length[fixed] = self._by_length.get(fixed, 0) | bit
             return
@@ -85,15 +85,15 @@ class OptimizedBitmapIndex(BitmapIndex):
         fixed = len(tokens) if f < 0 else f
         for p in range(fixed):
             token = tokens[p]
-            if token is STAR:
-                self._other[p] &= keep
-            else:
+            if isinstance(token, str):
                 row = self._literal[p]
-                left = row[token] & keep  # type: ignore[index]
+                left = row[token] & keep
                 if left:
-                    row[token] = left  # type: ignore[index]
+                    row[token] = left
                 else:
-                    del row[token]  # type: ignore[arg-type]
+                    del row[token]
+            else:  # '*'
+                self._other[p] &= keep
         if f < 0:
             left = self._by_length[fixed] & keep
             if left:
