@@ -34,7 +34,7 @@ from ._histograms import decode, percentile_distribution, value_at
 if TYPE_CHECKING:
     from ._result import LatencyResult
 
-__all__ = ["NINES_LABELS", "load_chart", "nines_chart", "slug", "timeline_chart"]
+__all__ = ["NINES_LABELS", "load_chart", "nines_chart", "slug", "throughput_chart", "timeline_chart"]
 
 #: An SLA's targets: (percentile 0-100, limit in ns).
 Targets = Sequence[tuple[float, int]]
@@ -248,4 +248,25 @@ def timeline_chart(
     ax.grid(True, which="major", alpha=0.4)
     ax.set_title(title + (f"\n{subtitle}" if subtitle else ""), fontsize=10)
     ax.legend(fontsize=8, loc="upper left")
+    return _save(fig, path)
+
+
+def throughput_chart(rows: Sequence[tuple[str, float, float]], path: Path, title: str) -> Path:
+    """Messages a second at the sender and at the receiver, one pair of horizontal bars per
+    ``(system, sender rate, receiver rate)``, each bar labelled with its value."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.6 * len(rows)), dpi=90)
+    palette = plt.get_cmap("tab10")
+    ys = list(range(len(rows)))
+    for offset, index, label in ((-0.2, 1, "sender"), (0.2, 2, "receiver")):
+        values = [row[index] for row in rows]
+        bars = ax.barh([y + offset for y in ys], values, height=0.38, color=palette(index - 1), label=label)
+        ax.bar_label(bars, [f"{v:,.0f}" for v in values], fontsize=8, padding=3)
+    ax.set_yticks(ys, [row[0] for row in rows])
+    ax.invert_yaxis()
+    ax.set_xlabel("messages per second")
+    ax.set_xlim(0, max((max(r[1], r[2]) for r in rows), default=1) * 1.25)
+    ax.grid(True, axis="x", alpha=0.4)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="lower right")
     return _save(fig, path)

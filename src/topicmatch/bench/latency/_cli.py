@@ -25,6 +25,7 @@ __all__ = ["add_bench_commands", "parse_size"]
 
 ROUND_TRIP_SYSTEMS = ("nats", "redis", "rabbitmq", "mqtt", "matcher")
 LOG_SYSTEMS = ("jetstream", "rabbitmq-stream", "redis-stream", "redis-stream-fsync")
+THROUGHPUT_SYSTEMS = ("nats", "redis", "rabbitmq", "mqtt", "zeromq", "nng")
 _UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2, "mib": 1024**2}
 
 
@@ -196,6 +197,52 @@ def add_bench_commands(subparsers: Any) -> None:
     add_out(commitlog, "out/bench/commitlog")
     commitlog.set_defaults(run=_run_commitlog)
 
+    brokers = subparsers.add_parser(
+        "brokers",
+        help="broker throughput: N messages through each system, at the sender and at the receiver",
+        description=(
+            "Send --messages messages of --size bytes from one publisher process to one subscriber "
+            "process through each system (brokers started privately on 127.0.0.1 and stopped after; "
+            "ZeroMQ and NNG need none) and report messages a second at the sender and at the "
+            "receiver, the messages lost, and each side's CPU use: a Python client at 90 % of a "
+            "core is the limit, not the system, and the report says so."
+        ),
+    )
+    brokers.add_argument(
+        "--systems",
+        "--system",
+        dest="systems",
+        metavar="SYSTEMS",
+        type=_names(THROUGHPUT_SYSTEMS),
+        default=list(THROUGHPUT_SYSTEMS),
+        help=f"comma-separated, from {', '.join(THROUGHPUT_SYSTEMS)} (default: all)",
+    )
+    brokers.add_argument(
+        "--messages",
+        type=int,
+        default=None,
+        metavar="N",
+        help="messages per system (default: 1000000; 20000 quick)",
+    )
+    brokers.add_argument("--size", type=parse_size, default=1024, help="message size (default: 1KB)")
+    brokers.add_argument(
+        "--idle",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="the subscriber stops after this long without a message (default: 5)",
+    )
+    brokers.add_argument(
+        "--timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="longest run per system (default: 300)",
+    )
+    brokers.add_argument("--quick", action="store_true", help="20,000 messages per system: a smoke test")
+    add_out(brokers, "out/bench/brokers")
+    brokers.set_defaults(run=_run_brokers)
+
 
 @contextlib.contextmanager
 def _stop_on_sigterm(stop: Any) -> Iterator[None]:
@@ -341,6 +388,37 @@ def _run_commitlog(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, s
     except (limits_module.LimitError, systems_module.SystemUnavailable) as error:
         raise UsageError(str(error)) from None
     except (OSError, RuntimeError) as error:  # a connection refused, a server error
+        raise UsageError(f"the run failed: {type(error).__name__}: {error}") from None
+    print(report.read_text(), file=stdout)
+    print(f"report: {report}", file=stdout)
+    return 0
+
+
+def _run_brokers(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    throughput = _heavy("_broker_throughput")
+    limits_module = _heavy("_limits")
+    systems_module = _heavy("_systems")
+    messages = options.messages if options.messages is not None else (20_000 if options.quick else 1_000_000)
+    argv = ["topicmatch", "bench", "brokers", "--messages", str(messages), "--size", str(options.size)]
+    if options.systems != list(THROUGHPUT_SYSTEMS):
+        argv += ["--systems", ",".join(options.systems)]
+    if not options.idle > 0 or not options.timeout > 0:
+        raise UsageError("--idle and --timeout must be positive")
+    try:
+        with _stop_on_sigterm(_heavy("_load").STOP):
+            report = throughput.run_brokers(
+                options.systems,
+                messages,
+                options.size,
+                options.out,
+                command=shlex.join(argv),
+                idle=options.idle,
+                timeout=options.timeout,
+                progress=Progress("brokers", stderr),
+            )
+    except (limits_module.LimitError, systems_module.SystemUnavailable) as error:
+        raise UsageError(str(error)) from None
+    except (OSError, RuntimeError) as error:
         raise UsageError(f"the run failed: {type(error).__name__}: {error}") from None
     print(report.read_text(), file=stdout)
     print(f"report: {report}", file=stdout)
