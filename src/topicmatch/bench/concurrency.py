@@ -9,10 +9,10 @@ wall time until every thread is done (median of runs).
 
 What the GIL does: CPython runs one thread's bytecode at a time, so no algorithm gets faster with
 more threads here — total time grows with total work. What changes is how much *waiting* each
-design adds on top: a lookup on the trie or the cstrie never waits for a writer (it validates a
-version and retries only if a write completed meanwhile), and cstrie writers never block each
-other (a failed compare-and-set just retries); the bitmaps' readers retry while a write is in
-progress, and every write of the inverted bitmap costs a pass over its topic space. On a
+design adds on top. Every lookup takes no lock: it validates a version and retries while a
+write is publishing (on the trie and the cstrie that is one store, so such waits are short; a
+bitmap write touches many rows); cstrie writers copy without a lock and hold one only for their
+compare-and-set; every write of the inverted bitmap costs a pass over its topic space. On a
 free-threaded CPython the lock-free read paths are also the ones that could run in parallel.
 """
 
