@@ -17,6 +17,8 @@ from topicmatch.bench.latency._result import LatencyResult
 from topicmatch.bench.latency._sla import Sla, highest_met, parse_rates
 from topicmatch.cli import main
 
+from .test_stall import Freezing
+
 pytestmark = pytest.mark.latency
 
 MS = 1_000_000
@@ -33,25 +35,6 @@ class Instant:
 
     def request(self) -> None:
         self.calls += 1
-
-    def teardown(self) -> None:
-        pass
-
-
-class FreezesAt:
-    """Instant, except one 100 ms freeze at call ``at``."""
-
-    def __init__(self, at: int) -> None:
-        self.calls = 0
-        self.at = at
-
-    def setup(self) -> None:
-        pass
-
-    def request(self) -> None:
-        self.calls += 1
-        if self.calls == self.at:
-            time.sleep(0.1)
 
     def teardown(self) -> None:
         pass
@@ -90,14 +73,15 @@ def test_full_throttle_runs_for_its_duration_when_the_system_is_slow() -> None:
 
 
 def test_the_interval_log_shows_when_the_stall_happened(tmp_path: Path) -> None:
-    """1,000 requests/s; the freeze hits the request due 1.25 s into the measured window, so with
-    0.5 s intervals the third interval holds the ~100 ms waits and the others do not."""
-    spec = LoadSpec(rate=1_000, duration=3.0, warmup=0.5, interval=0.5)
-    result = run_load(lambda _c: FreezesAt(500 + 1_250), spec)
-    assert len(result.intervals) == 6
+    """The stall self-test's run (1,000 requests/s for 5 s, a 100 ms freeze of the request due
+    2.5 s into the measured window) with 0.5 s intervals: the sixth interval holds the ~100 ms
+    waits and the others do not."""
+    spec = LoadSpec(rate=1_000, duration=5.0, warmup=0.5, interval=0.5)
+    result = run_load(lambda _c: Freezing(), spec)
+    assert len(result.intervals) == 10
     maxima = [h.get_max_value() for h in map(_decode, result.intervals)]
-    assert maxima[2] >= 90 * MS, maxima
-    assert max(range(6), key=maxima.__getitem__) == 2, maxima
+    assert maxima[5] >= 90 * MS, maxima
+    assert max(range(10), key=maxima.__getitem__) == 5, maxima
     assert sum(_decode(e).get_total_count() for e in result.intervals) == result.count
 
     path = result.write_hlog(tmp_path / "run.hlog")
