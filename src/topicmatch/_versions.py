@@ -3,15 +3,15 @@
 Every index (:mod:`._index`) and the result cache (:mod:`._cache`) inherit :class:`Versioned`
 and follow the same three rules; each store they rely on is commented where it happens.
 
-1. **Writers serialise on ``_lock``**. For most structures the lock
-   is held for the whole write; the cstrie, whose writers copy nodes without any lock, holds it
-   only for its compare-and-set, which is the write's one publishing store.
+1. **Writers serialise on ``_lock``**. For most structures the lock is held for the whole
+   write; the cstrie, whose writers copy nodes without any lock, holds it only for its
+   compare-and-set, which is the write's one publishing store.
 2. **A change is bracketed by two moves of the version**: odd before the first store a reader
    could see, even again after the last one (``self._version += 1`` twice, written out as
-   :class:`Versioned` shows; the trie's bulk calls bracket each pattern's change under one hold
-   of the lock). The order is what matters: *odd before the first
-   store, even after the last*. A store that changes no lookup's result (a node replaced by its
-   copy, a structure built off to the side and not yet linked) needs no bracket.
+   :class:`Versioned` shows; the trie's bulk calls bracket each pattern's change under one
+   hold of the lock). The order is what matters: *odd before the first store, even after the
+   last*. A store that changes no lookup's result (a node replaced by its copy, a structure
+   built off to the side and not yet linked) needs no bracket.
 3. **Readers take no lock.** A reader reads ``_version``, computes, and keeps its result only if
    the version was even and is unchanged (:meth:`Versioned._read`, or written out the same way on
    the hot paths); otherwise a change overlapped and it retries, first yielding the GIL to the

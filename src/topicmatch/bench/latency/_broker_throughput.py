@@ -523,7 +523,10 @@ def run_brokers(
         json.dumps({"machine": machine, "runs": [r.as_dict() for r in runs]}, indent=1)
     )
     chart = throughput_chart(
-        [(r.system, r.sender_rate, r.receiver_rate) for r in runs],
+        [
+            (r.system, r.sender_rate, r.receiver_rate, f"{r.lost / r.sent:.0%} lost" if r.lost else "")
+            for r in runs
+        ],
         out / "brokers.png",
         f"Broker throughput: {messages:,} messages of {size_name(size)}, one publisher, one subscriber",
     )
