@@ -18,7 +18,19 @@ __all__ = ["EXTRAS", "extra_of", "install_hint", "missing"]
 EXTRAS: Final[dict[str, tuple[str, ...]]] = {
     "spark": ("pyspark", "pyarrow", "pandas", "numpy"),
     "connect": ("pyspark", "pyarrow", "pandas", "numpy", "grpc", "grpc_status", "google", "zstandard"),
-    "bench": ("matplotlib", "hdrh", "numpy", "paho", "kombu", "amqtt", "redis", "nats", "pika", "zmq", "pynng"),
+    "bench": (
+        "matplotlib",
+        "hdrh",
+        "numpy",
+        "paho",
+        "kombu",
+        "amqtt",
+        "redis",
+        "nats",
+        "pika",
+        "zmq",
+        "pynng",
+    ),
 }
 
 

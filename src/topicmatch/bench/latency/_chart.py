@@ -220,7 +220,7 @@ def timeline_chart(
     """Each interval's worst corrected latency over the run: one line per ``(label, encoded
     interval histograms, interval length in s)``; empty intervals are gaps."""
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=90)
+    fig, ax = plt.subplots(figsize=(9.5, 4.5), dpi=90)
     palette = plt.get_cmap("tab10")
     for number, (label, intervals, length) in enumerate(series):
         xs, ys = [], []
@@ -238,7 +238,7 @@ def timeline_chart(
     ax.set_ylabel("worst latency in the interval (ms, log scale)")
     ax.grid(True, which="major", alpha=0.4)
     ax.set_title(title + (f"\n{subtitle}" if subtitle else ""), fontsize=10)
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _save(fig, path)
 
 
