@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from pathlib import Path
 
 import pytest
 
+from topicmatch.bench.latency import _broker_throughput
 from topicmatch.bench.latency._broker_throughput import ThroughputRun
 from topicmatch.cli import main
 
@@ -54,3 +56,21 @@ def test_limits_and_names_are_checked_before_anything_starts(capsys: pytest.Capt
     with pytest.raises(SystemExit):
         main(["bench", "brokers", "--systems", "kafka"])
     assert "choose from nats, redis, rabbitmq, mqtt, zeromq, nng" in capsys.readouterr().err
+
+
+def test_a_subscribers_cpu_is_over_its_messages_not_its_idle_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A subscriber that stops on --idle (messages were lost) waited for nothing at the end:
+    its CPU use is measured over its messages' span. Counting the wait made a saturated
+    subscriber (100 % of a core) read 24 %."""
+    clock = {"wall": 0, "cpu": 0.0}
+    monkeypatch.setattr(time, "monotonic_ns", lambda: clock["wall"])
+    monkeypatch.setattr(time, "process_time", lambda: clock["cpu"])
+    side = _broker_throughput.Side()
+    counter = _broker_throughput._Counter(side, expected=10)
+    for second in range(3):  # three messages, one a second, busy all along
+        clock["wall"], clock["cpu"] = second * 10**9, float(second)
+        counter.tick()
+    clock["wall"], clock["cpu"] = 7 * 10**9, 2.0  # 5 s idle, no CPU
+    counter.finish()
+    assert side.count == 3
+    assert side.cpu == pytest.approx(1.0)
