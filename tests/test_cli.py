@@ -153,6 +153,7 @@ def test_extras_table_mirrors_pyproject() -> None:
         "hdrhistogram": "hdrh",
         "paho-mqtt": "paho",
         "nats-py": "nats",
+        "pyzmq": "zmq",
         "grpcio": "grpc",
         "grpcio-status": "grpc_status",
         "googleapis-common-protos": "google",
