@@ -1,0 +1,143 @@
+"""Check that the concurrency tests fail when a rule of the write discipline is removed.
+
+    .venv/bin/python benchmarks/concurrency_mutations.py
+
+Not a benchmark, but a one-off check like the scripts beside it: for each rule of
+``topicmatch._versions`` (a bracket around a publishing store, the parity test of a reader, a
+reader's validation) in each index, it removes the rule from the source, runs
+``tests/test_concurrency.py`` and ``tests/test_cache.py``, and restores the file. Every line
+must say ``caught``; a ``MISSED`` means a rule no test pins. Run it after changing how an index
+publishes or reads (it takes about a minute; the working tree must be clean of other edits to
+these files, which it restores exactly).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src" / "topicmatch"
+
+#: (what is removed, file, text, replacement[, second text, its replacement])
+MUTATIONS: list[tuple[str, ...]] = [
+    (
+        "trie: the bracket of a known pattern's store",
+        "_trie.py",
+        "            self._version += 1  # odd before the publishing store\n            added = node.add",
+        "            added = node.add",
+    ),
+    (
+        "trie: the bracket of a new branch's link",
+        "_trie.py",
+        "            self._version += 1  # odd before the publishing store (and _inner_hash",
+        "            pass  # (and _inner_hash",
+    ),
+    (
+        "trie: the reader's parity test",
+        "_trie.py",
+        "if self._version == version and not version & 1:",
+        "if self._version == version:",
+    ),
+    (
+        "trie: the reader's validation",
+        "_trie.py",
+        "if self._version == version and not version & 1:",
+        "if True:",
+    ),
+    (
+        "cstrie: the bracket of the CAS",
+        "_cstrie.py",
+        "            self._version += 1  # odd before the publishing store\n            inode.main = new\n"
+        "            self._count += delta\n            if hashed:\n"
+        "                self._hash_pairs += delta\n            self._version += 1",
+        "            inode.main = new\n            self._count += delta\n            if hashed:\n"
+        "                self._hash_pairs += delta\n            self._version += 2",
+    ),
+    (
+        "cstrie: the reader's parity test",
+        "_cstrie.py",
+        "if self._version == version and not version & 1:",
+        "if self._version == version:",
+    ),
+    (
+        "cstrie: the reader's validation",
+        "_cstrie.py",
+        "if self._version == version and not version & 1:",
+        "if True:",
+    ),
+    (
+        "naive: the bracket of a subscribe",
+        "_naive.py",
+        "            self._version += 1  # odd before the store (._versions, rule 2)\n            try:\n"
+        "                self._entries[pattern] = (tokens, old | {subscriber})\n            finally:\n"
+        "                self._version += 1  # even after it",
+        "            self._entries[pattern] = (tokens, old | {subscriber})\n            self._version += 2",
+    ),
+    (
+        "naive: the reader's validation",
+        "_naive.py",
+        "return self._read(lambda: self._scan(words))",
+        "return self._scan(words)",
+    ),
+    (
+        "bitmaps: the bracket of a subscribe",
+        "_bitmaps.py",
+        "            self._version += 1  # odd before the first store (._versions, rule 2)\n            try:",
+        "            try:",
+        "                self._version += 1  # even after the last",
+        "                self._version += 2",
+    ),
+    (
+        "_read: the parity test",
+        "_versions.py",
+        "            if not version & 1:\n                result = compute()",
+        "            if True:\n                result = compute()",
+    ),
+    (
+        "_read: the validation",
+        "_versions.py",
+        "                if self._version == version:\n                    return result",
+        "                if True:\n                    return result",
+    ),
+]
+
+
+def main() -> int:
+    tests = ["tests/test_concurrency.py", "tests/test_cache.py"]
+    missed = 0
+    for name, file, old, new, *more in MUTATIONS:
+        path = SRC / file
+        original = path.read_text()
+        if old not in original:
+            print(f"{name}: the text to remove is not there any more; update this script")
+            missed += 1
+            continue
+        mutated = original.replace(old, new, 1)
+        if more:
+            mutated = mutated.replace(more[0], more[1], 1)
+        path.write_text(mutated)
+        try:
+            run = subprocess.run(
+                [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests],
+                cwd=ROOT,
+                check=False,
+                capture_output=True,
+                text=True,
+                timeout=180,
+            )
+            caught = run.returncode != 0
+            failed = [line for line in run.stdout.splitlines() if line.startswith("FAILED")][:1]
+            print(f"{name}: {'caught' if caught else 'MISSED'} {' '.join(failed)}", flush=True)
+        except subprocess.TimeoutExpired:
+            caught = True  # a reader that spins forever on an odd version is caught too
+            print(f"{name}: caught (the tests hung: a reader spun on an odd version)", flush=True)
+        finally:
+            path.write_text(original)
+        missed += not caught
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
