@@ -89,8 +89,10 @@ def add_bench_commands(subparsers: Any) -> None:
         description=(
             "Send requests at a fixed rate and measure each from its intended start (coordinated "
             "omission corrected), from its actual send (uncorrected) and the generator's lateness. "
-            "The broker is started privately on 127.0.0.1 and stopped after. Writes JSON, .hgrm "
-            "files, a nines chart and report.md to --out. Sizes: KB = 1,024 B, MB = 1,048,576 B."
+            "The broker is started privately on 127.0.0.1 and stopped after. Writes per run a JSON "
+            "file, .hgrm files and an interval log (.corrected.hlog), the charts (latency by "
+            "percentile and over time; with --sweep, latency against rate) and report.md to --out. "
+            "Sizes: KB = 1,024 B, MB = 1,048,576 B."
         ),
     )
     latency.add_argument(
@@ -107,23 +109,25 @@ def add_bench_commands(subparsers: Any) -> None:
         "--rate",
         type=_rate,
         default=3_000,
-        help="requests/s over all connections, or max: full throttle, each request sent as soon as "
-        "the last returned, to find saturation (default: 3000)",
+        help="requests/s over all connections (at most 100000), or max: full throttle, each request "
+        "sent as soon as the last returned, to find saturation (default: 3000)",
     )
     latency.add_argument(
         "--sweep",
         metavar="RATES",
         type=_parsed(parse_rates, "rates"),
         default=None,
-        help="latency against load: one run per rate, e.g. 500,1000,2000,4000,max; charts of every "
-        "rate's percentiles, of latency against rate and of each interval's worst latency",
+        help="latency against load: one run per rate instead of --rate, each --warmup plus "
+        "--duration long, e.g. 500,1000,2000,4000,max; charts of every rate's percentiles, of "
+        "latency against rate and of each interval's worst latency (not with --study)",
     )
     latency.add_argument(
         "--sla",
         type=_parsed(Sla.parse, "SLA"),
         default=None,
-        help="latency targets drawn on the charts and judged in the report, e.g. 99:10ms,99.99:100ms; "
-        "with --sweep, the report gives the highest rate that meets them",
+        help="latency targets, PERCENTILE:LIMIT separated by commas (limits in ns, us, ms or s), "
+        "e.g. 99:10ms,99.99:100ms: drawn on the charts and judged for each run; with --sweep, "
+        "the highest rate that meets them is reported",
     )
     latency.add_argument(
         "--interval",
@@ -204,7 +208,7 @@ def add_bench_commands(subparsers: Any) -> None:
             "Send --messages messages of --size bytes from one publisher process to one subscriber "
             "process through each system (brokers started privately on 127.0.0.1 and stopped after; "
             "ZeroMQ and NNG need none) and report messages a second at the sender and at the "
-            "receiver, the messages lost, and each side's CPU use: a Python client at 90 % of a "
+            "receiver, the messages lost, and each side's CPU use: a Python client at 90 % or more of a "
             "core is the limit, not the system, and the report says so."
         ),
     )
@@ -222,7 +226,7 @@ def add_bench_commands(subparsers: Any) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="messages per system (default: 1000000; 20000 quick)",
+        help="messages per system, at most 1000000 and 2 GiB in all (default: 1000000; 20000 quick)",
     )
     brokers.add_argument("--size", type=parse_size, default=1024, help="message size (default: 1KB)")
     brokers.add_argument(
@@ -237,7 +241,7 @@ def add_bench_commands(subparsers: Any) -> None:
         type=float,
         default=300.0,
         metavar="SECONDS",
-        help="longest run per system (default: 300)",
+        help="longest run per system; a run cut short is reported so (default: 300)",
     )
     brokers.add_argument("--quick", action="store_true", help="20,000 messages per system: a smoke test")
     add_out(brokers, "out/bench/brokers")
