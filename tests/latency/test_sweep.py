@@ -24,20 +24,11 @@ pytestmark = pytest.mark.latency
 MS = 1_000_000
 
 
-class Instant:
-    """A blocking requester that returns at once, counting its calls."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def setup(self) -> None:
-        pass
+class Instant(Freezing):
+    """The stall self-test's requester without its freeze: returns at once, counting calls."""
 
     def request(self) -> None:
         self.calls += 1
-
-    def teardown(self) -> None:
-        pass
 
 
 def test_full_throttle_sends_as_fast_as_replies_come_within_its_count_bound() -> None:

@@ -38,7 +38,7 @@ from ._chart import throughput_chart
 from ._limits import check_messages
 from ._load import STOP
 from ._logreport import size_name
-from ._systems import SystemUnavailable, start_server
+from ._systems import SERVERS, SystemUnavailable, start_server
 
 __all__ = ["SYSTEMS", "ThroughputRun", "run_brokers", "run_throughput"]
 
@@ -50,13 +50,6 @@ SYSTEMS: dict[str, str] = {
     "mqtt": "MQTT 3.1.1 QoS 0 publish to one topic, one subscriber (Mosquitto 2.0, paho-mqtt)",
     "zeromq": "ZeroMQ PUB/SUB over TCP, no broker (libzmq, pyzmq; high-water marks 100,000)",
     "nng": "nanomsg NNG pub0/sub0 over TCP, no broker (pynng; buffers of 8,192 messages)",
-}
-
-_BROKERS: dict[str, Callable[[], servers._Server]] = {
-    "nats": servers.NatsServer,
-    "redis": servers.RedisServer,
-    "rabbitmq": servers.RabbitMQServer,
-    "mqtt": servers.MosquittoServer,
 }
 
 SUBJECT = "topicmatch.bench"
@@ -450,7 +443,7 @@ def _endpoint(system: str) -> Iterator[int]:
     if system in ("zeromq", "nng"):
         yield servers.free_port()
         return
-    server = _BROKERS[system]()
+    server = SERVERS[system]()
     start_server(server)
     try:
         yield server.port

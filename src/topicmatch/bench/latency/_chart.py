@@ -24,15 +24,13 @@ import io
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
 from ._hgrm import MS
 from ._histograms import decode, percentile_distribution, value_at
-
-if TYPE_CHECKING:
-    from ._result import LatencyResult
+from ._result import LatencyResult, samples_needed
 
 __all__ = ["NINES_LABELS", "load_chart", "nines_chart", "slug", "throughput_chart", "timeline_chart"]
 
@@ -164,7 +162,7 @@ def load_chart(
             count = histogram.get_total_count()
             if percentile is None:
                 value = histogram.get_max_value()
-            elif count >= round(1.0 / (1.0 - percentile / 100.0)):
+            elif count >= samples_needed(percentile):
                 value = value_at(histogram, percentile)
             else:
                 continue  # too few samples for this percentile at this rate

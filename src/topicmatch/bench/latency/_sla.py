@@ -70,7 +70,8 @@ class Sla:
 
     def judge(self, result: LatencyResult) -> Verdict:
         """The verdict on one run's corrected distribution."""
-        from ._result import format_ms, samples_needed  # noqa: PLC0415 - heavy: only with a result
+        from ._histograms import value_at  # noqa: PLC0415 - heavy: only with a result
+        from ._result import format_ms, samples_needed  # noqa: PLC0415
 
         if result.full_throttle:
             return Verdict(False, ("full throttle: no schedule, service times only",))
@@ -84,7 +85,7 @@ class Sla:
             if count < samples_needed(percentile):
                 unknown.append(f"p{percentile:g} needs {samples_needed(percentile):,} samples, has {count:,}")
                 continue
-            value = int(histogram.get_value_at_percentile(percentile))
+            value = value_at(histogram, percentile)
             if value > limit:
                 reasons.append(f"p{percentile:g} = {format_ms(value)} ms > {_human(limit)}")
         if reasons:
@@ -122,13 +123,11 @@ def highest_met(results: Sequence[LatencyResult], sla: Sla) -> tuple[LatencyResu
     """The run of the highest rate that met ``sla``, and the lower rates that did not (a noisy
     machine can miss at a low rate and meet at a higher one: the reader must see it)."""
     scheduled = sorted((r for r in results if not r.full_throttle), key=lambda r: r.rate)
-    best = None
-    for result in scheduled:
-        if sla.judge(result).met:
-            best = result
+    met = [bool(sla.judge(r).met) for r in scheduled]  # each run judged once
+    best = next((r for r, ok in zip(reversed(scheduled), reversed(met), strict=True) if ok), None)
     below = [
         f"{r.rate:,.0f}/s"
-        for r in scheduled
-        if best is not None and r.rate < best.rate and not sla.judge(r).met
+        for r, ok in zip(scheduled, met, strict=True)
+        if best is not None and r.rate < best.rate and not ok
     ]
     return best, below

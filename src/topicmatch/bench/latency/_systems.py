@@ -17,7 +17,7 @@ from .. import servers
 from ._requester import AnyRequester
 from ._roundtrip import MatcherRequester, MqttRequester, NatsRequester, RabbitMQRequester, RedisRequester
 
-__all__ = ["SYSTEMS", "RoundTripFactory", "SystemUnavailable", "serve"]
+__all__ = ["SERVERS", "SYSTEMS", "RoundTripFactory", "SystemUnavailable", "serve"]
 
 #: name -> what a request is, for reports.
 SYSTEMS: dict[str, str] = {
@@ -28,7 +28,8 @@ SYSTEMS: dict[str, str] = {
     "matcher": "one topicmatch Matcher.lookup, 1,000 study subscriptions (in process, no broker)",
 }
 
-_SERVERS = {
+#: The brokers started by :func:`serve`, and by ``bench brokers`` (:mod:`._broker_throughput`).
+SERVERS = {
     "nats": servers.NatsServer,
     "redis": servers.RedisServer,
     "rabbitmq": servers.RabbitMQServer,
@@ -86,7 +87,7 @@ def serve(system: str, size: int, timeout: float = 10.0) -> Iterator[RoundTripFa
     if system == "matcher":
         yield RoundTripFactory(system, size=size, timeout=timeout)
         return
-    server = _SERVERS[system]()
+    server = SERVERS[system]()
     start_server(server)
     try:
         yield RoundTripFactory(system, server.host, server.port, size, timeout)
