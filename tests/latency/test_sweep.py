@@ -171,3 +171,11 @@ def test_a_sweep_on_a_real_broker_writes_its_charts_logs_and_verdict(tmp_path: P
     assert full["rate"] == 0
     assert full["achieved_rate"] > 400
     assert "--rate max" in full["command"]
+
+
+def test_the_number_of_intervals_is_bounded_before_anything_starts() -> None:
+    from topicmatch.bench.latency import LimitError  # noqa: PLC0415
+
+    with pytest.raises(LimitError, match="at most 36,000 per run"):
+        LoadSpec(rate=1_000, duration=3_600, warmup=0, interval=0.01).check()
+    LoadSpec(rate=1_000, duration=3_600, warmup=0, interval=0.1).check()

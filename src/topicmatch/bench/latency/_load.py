@@ -53,7 +53,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from hdrh.histogram import HdrHistogram
 
 from ._histograms import encode, new_histogram, record_many
 from ._limits import DEFAULT_LIMITS, LimitError, Limits, check_load
@@ -64,6 +63,8 @@ __all__ = ["STOP", "LoadSpec", "ShareResult", "busy_share", "machine_cpu", "run_
 NS = 1_000_000_000
 #: A connection stops after this many consecutive failures (its remaining requests: unsent).
 MAX_CONSECUTIVE_FAILURES = 20
+#: Most interval histograms one run may log (an hour in 0.1 s intervals; each is kept encoded).
+MAX_INTERVALS = 36_000
 #: Spin this long before a due time when the connection is alone in its process.
 SPIN_NS = 200_000
 #: Set (e.g. by a SIGTERM handler) to end every load loop at its next request: the run then
@@ -99,6 +100,11 @@ class LoadSpec:
         """Raise :class:`._limits.LimitError` unless this run fits its limits."""
         if not self.interval > 0:
             raise LimitError(f"the interval must be positive, not {self.interval}")
+        if (self.warmup + self.duration) / self.interval > MAX_INTERVALS:
+            raise LimitError(
+                f"{(self.warmup + self.duration) / self.interval:,.0f} intervals of {self.interval:g} s; "
+                f"at most {MAX_INTERVALS:,} per run (raise --interval)"
+            )
         check_load(
             rate=self.connections if self.rate is None else self.rate,
             duration=self.duration,
@@ -265,11 +271,17 @@ def _deadline(spec: LoadSpec, start_ns: int) -> int:
 
 
 class _Views:
-    """The three histograms of one share, and the corrected one per interval of intended start."""
+    """The three histograms of one share, and the corrected one per interval of intended start.
+
+    The intervals are built at the end, one histogram at a time (each is 33,792 counters, about
+    270 KB): keeping them all while recording would hold 1 GB for an hour in 1 s intervals.
+    Their number is bounded by :data:`MAX_INTERVALS` (:meth:`LoadSpec.check`).
+    """
 
     def __init__(self, measure_start_ns: int, interval: float) -> None:
         self.corrected, self.uncorrected, self.lateness = new_histogram(), new_histogram(), new_histogram()
-        self.intervals: dict[int, HdrHistogram] = {}
+        self.slots: list[np.ndarray] = []
+        self.latencies: list[np.ndarray] = []
         self.start_ns = measure_start_ns
         self.interval_ns = max(1, int(interval * NS))
         self.clipped = 0
@@ -283,21 +295,25 @@ class _Views:
         if sent is not None:
             record_many(self.uncorrected, end - sent)
             record_many(self.lateness, sent - intended)
-        slot = np.maximum(intended - self.start_ns, 0) // self.interval_ns
-        order = np.argsort(slot, kind="stable")  # O(n log n) whatever the number of intervals
-        slot, latency = slot[order], latency[order]
-        indexes, firsts = np.unique(slot, return_index=True)
-        for index, part in zip(indexes.tolist(), np.split(latency, firsts[1:]), strict=True):
-            histogram = self.intervals.get(index)
-            if histogram is None:
-                histogram = self.intervals[index] = new_histogram()
-            record_many(histogram, part)
+        self.slots.append(np.maximum(intended - self.start_ns, 0) // self.interval_ns)
+        self.latencies.append(latency)
 
     def encoded_intervals(self) -> list[str]:
         """Every interval up to the last one with a sample, empty ones included."""
-        last = max(self.intervals, default=-1)
-        empty = encode(new_histogram())
-        return [encode(self.intervals[i]) if i in self.intervals else empty for i in range(last + 1)]
+        if not self.slots:
+            return []
+        slot, latency = np.concatenate(self.slots), np.concatenate(self.latencies)
+        order = np.argsort(slot, kind="stable")  # O(n log n) whatever the number of intervals
+        slot, latency = slot[order], latency[order]
+        indexes, firsts = np.unique(slot, return_index=True)
+        histogram = new_histogram()
+        empty = encode(histogram)
+        out = [empty] * (int(indexes[-1]) + 1)
+        for index, part in zip(indexes.tolist(), np.split(latency, firsts[1:]), strict=True):
+            histogram.reset()
+            record_many(histogram, part)
+            out[index] = encode(histogram)
+        return out
 
 
 def _summarise(records: list[_Record], spec: LoadSpec, start_ns: int) -> ShareResult:
