@@ -18,7 +18,7 @@ from pyspark.sql import SparkSession
 
 from topicmatch.cli import main
 from topicmatch.spark import Subscriptions, _commands, _session
-from topicmatch.spark._plan import SPLIT_FROM
+from topicmatch.spark._plan import SHARD_FROM, SHARD_PAIRS, SPLIT_FROM
 
 from .helpers import expected_deliveries, pairs_of
 
@@ -146,7 +146,8 @@ def test_the_split_plan_has_the_matchers_summary(spark: SparkSession, data: Path
     )
     pq.write_table(subs, tmp_path / "subs.parquet")
     summaries = {}
-    for plan, layout in (("matcher", "exploded"), ("split", "exploded"), ("split", "nested")):
+    runs = (("matcher", "exploded"), ("split", "exploded"), ("split", "nested"), ("shard", "exploded"))
+    for plan, layout in runs:
         out = tmp_path / f"{plan}-{layout}"
         argv = [
             "route",
@@ -164,10 +165,20 @@ def test_the_split_plan_has_the_matchers_summary(spark: SparkSession, data: Path
             joined = summaries[plan, layout]["subscriptions"]["joined_literal"]
             assert joined > 300
             assert f"plan               split: {joined:,} literal subscriptions joined on the topic" in text
+        if plan == "shard":
+            facts = summaries[plan, layout]["subscriptions"]
+            assert facts["shards"] == 2
+            assert 0 < facts["in_every_shard"] < facts["largest_shard"] < facts["matched_in_workers"]
+            assert (
+                f"plan shard: {facts['joined_literal']:,} literal subscriptions joined on the "
+                f"topic, {facts['matched_in_workers']:,} matched in the workers in 2 shards by first word "
+                f"(the largest {facts['largest_shard']:,}, of which {facts['in_every_shard']:,} start with a "
+                "wildcard and are in every shard)"
+            ) in " ".join(text.split())
     figures = ("messages", "deliveries", "unmatched", "invalid", "top_subscribers")
     expected = {k: summaries["matcher", "exploded"][k] for k in figures}
     assert any(t["subscriber"].startswith("device-") for t in expected["top_subscribers"])
-    for key in (("split", "exploded"), ("split", "nested")):
+    for key in runs[1:]:
         assert {k: summaries[key][k] for k in figures} == expected, key
 
 
@@ -362,9 +373,9 @@ def test_help_on_every_command(capsys: pytest.CaptureFixture[str]) -> None:
         assert text.startswith("usage: topicmatch")
     route_help = " ".join(run_help(capsys, "route").split())
     assert "--checkpoint DIR" in route_help
-    assert (
-        f"split from {SPLIT_FROM:,} such subscriptions on" in route_help
-    )  # the help says the real threshold
+    # the help says the real thresholds
+    assert f"split from {SPLIT_FROM:,} such subscriptions on" in route_help
+    assert f"shard from {SHARD_FROM:,} left for the workers, in shards of {SHARD_PAIRS:,}" in route_help
 
 
 def run_help(capsys: pytest.CaptureFixture[str], command: str) -> str:

@@ -20,6 +20,7 @@ from topicmatch.spark import (
     SparkPipelineError,
     Subscriptions,
     SubscriptionsError,
+    _plan,
     quarantine,
     route,
 )
@@ -181,11 +182,48 @@ def test_the_split_plan_gives_the_matchers_deliveries(
     assert choose(table, "auto").name == "matcher"  # below SPLIT_FROM
 
 
+@pytest.mark.parametrize("dialect", ["amqp", "mqtt", "nats"])
+def test_the_shard_plan_gives_the_matchers_deliveries(
+    spark: SparkSession, generated: dict[str, Path], dialect: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Shards of 80 pairs (so that the generated table is cut in several), every
+    message shuffled to its topic's shard: the matcher plan's deliveries, in both layouts."""
+    pairs = _split_table(spark, generated[dialect], dialect)
+    sep = SEP[dialect]
+    pairs += [("", "empty")] if dialect == "amqp" else []  # zero words: matches the empty key only
+    pairs += [(f"$share/g/orders{sep}+", "shared")] if dialect == "mqtt" else []
+    table = Subscriptions.from_pairs(pairs, dialect=dialect)
+    monkeypatch.setattr(_plan, "SHARD_PAIRS", 80)
+    plan = choose(table, "shard")
+    assert plan.name == "shard"
+    assert plan.shards is not None
+    assert plan.literal is not None
+    assert len(plan.shards.tables) >= 3
+    assert plan.shards.common > 0  # patterns that start with a wildcard, in every shard
+    assert plan.literal_pairs + len(plan.matcher) == len(pairs)
+    messages = _messages(spark, generated[dialect], dialect)
+    if dialect == "amqp":
+        messages = messages.unionByName(
+            spark.createDataFrame([(10**9, "")], "offset long, topic string"), allowMissingColumns=True
+        )
+    for layout in ("exploded", "nested"):
+        got = {}
+        for name in ("matcher", "shard"):
+            frame = route(messages, table, dialect=dialect, layout=layout, plan=name, max_message_bytes=140)
+            got[name] = (sorted(tuple(r) for r in frame.collect()), frame.schema)
+        assert got["shard"] == got["matcher"], layout
+        assert len(got["shard"][0]) > 1000
+    assert choose(table, "auto").name == "matcher"  # below SHARD_FROM
+    monkeypatch.setattr(_plan, "SHARD_FROM", len(plan.matcher))
+    assert choose(table, "auto").name == "shard"
+
+
 def test_a_stream_is_routed_by_the_matcher(spark: SparkSession, tmp_path: Path) -> None:
     spark.createDataFrame([(1, "a.b")], "offset long, topic string").write.parquet(str(tmp_path / "in"))
     stream = spark.readStream.schema("offset long, topic string").parquet(str(tmp_path / "in"))
-    with pytest.raises(MessagesError, match="plan 'split' applies to batch DataFrames"):
-        route(stream, [("a.b", "x")], plan="split")
+    for plan in ("split", "shard"):
+        with pytest.raises(MessagesError, match=f"plan '{plan}' applies to batch DataFrames"):
+            route(stream, [("a.b", "x")], plan=plan)
     with pytest.raises(MessagesError, match="unknown plan 'fast'"):
         route(stream, [("a.b", "x")], plan="fast")
     assert route(stream, [("a.b", "x")]).isStreaming  # auto routes a stream (by the matcher)

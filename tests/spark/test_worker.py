@@ -10,8 +10,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from topicmatch.spark import Subscriptions
+from tests.strategies import PATTERNS, TOPICS
+from topicmatch import InvalidTopicError, make_dialect
+from topicmatch.spark import Subscriptions, _plan
 from topicmatch.spark import _worker as worker
 from topicmatch.spark._levels import LevelWalker
 from topicmatch.spark._stats import Counts, StatsParam
@@ -232,3 +236,99 @@ def test_an_oversize_message_keeps_its_place_with_no_subscriber() -> None:
     assert piece.column("subscriber").to_pylist() == [["x", "y"], [], ["y"]]
     assert counts.as_dict() == {"messages": 3, "deliveries": 3, "unmatched": 0, "invalid": 1}
     assert counts.per_subscriber.tolist() == [1, 2]
+
+
+def _shard_of(shards: _plan.Shards) -> dict[str, int]:
+    """First word -> shard."""
+    return {row[_plan.WORD_COL]: row[_plan.SHARD_COL] for row in shards.words.to_pylist()}
+
+
+@pytest.mark.parametrize("dialect", ["amqp", "mqtt", "nats"])
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_each_topic_finds_every_match_in_its_shard(dialect: str, data: st.DataObject) -> None:
+    """The shard plan's cut (:func:`topicmatch.spark._plan._shards`): a topic's first word's
+    shard (or, for a word no pattern starts with, any shard) matches it as the whole table does."""
+    patterns = data.draw(st.lists(PATTERNS[dialect](), min_size=1, max_size=30))
+    table = Subscriptions.from_pairs([(p, f"s{i % 7}") for i, p in enumerate(patterns)], dialect=dialect)
+    shards = _plan._shards(table, data.draw(st.integers(1, 6)))
+    whole = table.matcher()
+    cut = [t.matcher() for t in shards.tables]
+    values = table.subscribers.to_pylist()
+    for t in shards.tables:
+        assert t.subscribers.to_pylist() == values  # every shard keeps the table's ids
+    shard_of = _shard_of(shards)
+    separator = make_dialect(dialect).separator
+    for topic in data.draw(st.lists(TOPICS[dialect](), max_size=20)):
+        try:
+            expected = whole.lookup(topic)
+        except InvalidTopicError:
+            continue
+        first = topic.split(separator)[0]  # what Spark's substring_index(topic, separator, 1) gives
+        where = [shard_of[first]] if first in shard_of else range(len(cut))
+        for shard in where:
+            assert cut[shard].lookup(topic) == expected, (topic, shard)
+
+
+def test_the_shards_are_dealt_by_pairs_and_the_common_patterns_go_everywhere() -> None:
+    pairs = [(f"big.{i}", "a") for i in range(6)] + [(f"mid.{i}", "b") for i in range(4)]
+    pairs += [(f"small.{i}", "c") for i in range(3)] + [("tiny", "d"), ("*.x", "e"), ("#", "f")]
+    shards = _plan._shards(Subscriptions.from_pairs(pairs), 3)
+    words = _shard_of(shards)
+    # largest first, each to the lightest shard: big -> 0, mid -> 1, small -> 2, tiny -> 2 (3 < 4)
+    assert words == {"big": 0, "mid": 1, "small": 2, "tiny": 2}
+    assert [len(t) for t in shards.tables] == [8, 6, 6]
+    assert (shards.common, shards.largest) == (2, 8)
+    assert all({"*.x", "#"} <= set(t.patterns) for t in shards.tables)
+    # More shards than first words: as many as there are words.
+    assert len(_plan._shards(Subscriptions.from_pairs(pairs), 10).tables) == 4
+    assert len(_plan._shards(Subscriptions.from_pairs([("#", "x")]), 4).tables) == 1
+
+
+def test_a_worker_holds_one_shards_matcher_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shard plan's function drops a shard's matcher before it builds the next one, also
+    when a batch holds two shards; and its deliveries are the whole table's."""
+    pairs = [(f"w{i}.*", f"s{i}") for i in range(6)] + [("#", "all")]
+    table = Subscriptions.from_pairs(pairs)
+    shards = _plan._shards(table, 3)
+    keys = tuple((f"t-shards#{s.version}", s.payload()) for s in shards.tables)
+    function = worker.RouteFunction(
+        "t-shards",
+        "amqp",
+        False,
+        b"",
+        1,
+        "subscriber",
+        1 << 20,
+        subscribers=len(table.subscribers),
+        shards=keys,
+    )
+    alive: list[list[str]] = []
+    real = worker.compiled_for
+
+    def recording(key: str, *args: Any) -> worker.Compiled:
+        alive.append([k for k, _ in keys if k in worker._COMPILED and k != key])
+        return real(key, *args)
+
+    monkeypatch.setattr(worker, "compiled_for", recording)
+    shard_of = _shard_of(shards)
+    topics = sorted((f"w{i}.x" for i in range(6) for _ in range(3)), key=lambda t: shard_of[t.split(".")[0]])
+    batches = []
+    for start in (0, 5, 11):  # batches cut across shard boundaries
+        part = _batch(topics[start : start + {0: 5, 5: 6, 11: 7}[start]])
+        shard = pa.array([shard_of[t.split(".")[0]] for t in part.column("topic").to_pylist()], pa.int32())
+        batches.append(pa.RecordBatch.from_arrays([*part.columns, shard], [*part.schema.names, "shard"]))
+    got = []
+    for out in function(iter(batches)):
+        assert out.schema.names == ["offset", "topic", "payload", "subscriber"]  # no shard column out
+        got += [
+            (t, s)
+            for t, subs in zip(
+                out.column("topic").to_pylist(), out.column("subscriber").to_pylist(), strict=True
+            )
+            for s in subs
+        ]
+    assert len(alive) == 3  # one build per shard, in order
+    assert alive == [[], [], []]  # no other shard's matcher alive at any build
+    whole = table.matcher()
+    assert sorted(got) == sorted((t, s) for t in topics for s in whole.lookup(t))

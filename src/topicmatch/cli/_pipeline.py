@@ -95,11 +95,14 @@ def add_commands(commands: Any) -> None:
     )
     route.add_argument(
         "--plan",
-        choices=("auto", "matcher", "split"),
+        choices=("auto", "matcher", "split", "shard"),
         default="auto",
         help="matcher: every subscription in the Python workers' matcher; split: the literal "
         "subscriptions of subscribers without wildcards joined on the topic by Spark, the rest in the "
-        "workers (batch only); auto: split from 100,000 such subscriptions on (default: auto)",
+        "workers (batch only); shard: split, and the workers' part cut into shards by the first word "
+        "of each pattern, the messages shuffled to their shard (batch only); auto: split from "
+        "100,000 such subscriptions on, shard from 1,000,000 left for the workers, in shards of "
+        "500,000 (default: auto)",
     )
     route.add_argument(
         "--messages-format",

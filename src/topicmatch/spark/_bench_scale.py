@@ -14,7 +14,13 @@ Cases, each a fresh Spark job writing Parquet as ``topicmatch route`` does, in o
   with ``auto`` (which keeps the matcher at this size) and ``split``;
 * a tenth of it (1M x 1M) with both plans, alternated: what the split saves a worker;
 * the pipeline benchmark's 1M x 1k case (1,000 generated subscriptions) with both plans
-  alternated: the split plan forced where ``auto`` keeps the matcher.
+  alternated: the split plan forced where ``auto`` keeps the matcher;
+* a wildcard table too big for one worker (2M x 2M): a multi-tenant broker where each of
+  2,000,000 devices subscribes ``t<k>.d<id>.*`` (1,000 tenants ``t<k>``), each tenant has a
+  monitor ``t<k>.#`` and an alarm service subscribes ``*.*.alarm`` (no message is an alarm);
+  messages ``t<k>.d<id>.<metric>``, again two subscribers each. Plans ``matcher`` and ``auto``
+  (which shards it: four shards of about 500,000 pairs by tenant); ``--quick``: 20k x 20k with
+  ``shard`` forced.
 
 Per run (each in a new Spark context, so with new Python workers): wall time, the peak resident
 memory of the largest Python worker (the high-water mark ``VmHWM`` of every ``pyspark.daemon``
@@ -54,6 +60,7 @@ from ._subscriptions import Subscriptions
 __all__ = ["run"]
 
 REGIONS, SITES, METRICS = 50, 400, ("temp", "hum", "volt", "rssi", "door")
+TENANTS = 1_000
 CHUNK = 1 << 20
 
 
@@ -81,8 +88,18 @@ def run(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     ]
     if not options.quick:
         cases.append(("1M x 1M", 1_000_000, ("matcher", "split"), 2))
+    tenants = 20_000 if options.quick else 2_000_000
+    cases.append(
+        (
+            f"tenants {_short(tenants)} x {_short(tenants)}",
+            tenants,
+            ("shard",) if options.quick else ("matcher", "auto"),
+            1,
+        )
+    )
     for name, size, plans, rounds in cases:
-        data = _fleet(out / "data" / name.replace(" ", ""), size, size, progress)
+        make = _tenants if name.startswith("tenants") else _fleet
+        data = make(out / "data" / name.replace(" ", ""), size, size, progress)
         for round_ in range(rounds):
             for plan in plans:
                 progress(f"{name}: plan {plan}, run {round_ + 1}/{rounds}")
@@ -176,6 +193,52 @@ def _fleet(path: Path, devices: int, messages: int, progress: Progress) -> tuple
     return path / "messages", path / "subscriptions.parquet"
 
 
+def _tenants(path: Path, devices: int, messages: int, progress: Progress) -> tuple[Path, Path]:
+    """Write the multi-tenant table (every pattern a wildcard one) and its messages once."""
+    marker = path / "params.json"
+    params = {"devices": devices, "messages": messages, "seed": 5, "tenants": TENANTS}
+    if marker.exists() and json.loads(marker.read_text()) == params:
+        return path / "messages", path / "subscriptions.parquet"
+    shutil.rmtree(path, ignore_errors=True)
+    (path / "messages").mkdir(parents=True)
+    rng = np.random.default_rng(5)
+    progress(f"writing {devices:,} wildcard subscriptions of {TENANTS:,} tenants")
+    schema = pa.schema([("pattern", pa.string()), ("subscriber", pa.string())])
+
+    def topics(ids: Any, last: Any) -> Any:
+        """``t<k>.d<id>.<last>`` of each device id, ``k`` its tenant."""
+        tenant = pc.cast(pa.array(ids % TENANTS), pa.string())
+        device = pc.cast(pa.array(ids), pa.string())
+        return pc.binary_join_element_wise("t", tenant, ".d", device, ".", last, "")
+
+    with pq.ParquetWriter(path / "subscriptions.parquet", schema) as writer:
+        others = [(f"t{k}.#", f"monitor-t{k}") for k in range(TENANTS)] + [("*.*.alarm", "alarms")]
+        writer.write_table(
+            pa.table([pa.array([p for p, _ in others]), pa.array([s for _, s in others])], schema=schema)
+        )
+        for start in range(0, devices, CHUNK):
+            ids = np.arange(start, min(devices, start + CHUNK))
+            device = pc.binary_join_element_wise("d", pc.cast(pa.array(ids), pa.string()), "")
+            writer.write_table(pa.table([topics(ids, "*"), device], schema=schema))
+    for number, start in enumerate(range(0, messages, CHUNK)):
+        count = min(messages, start + CHUNK) - start
+        progress(f"writing messages {start:,}-{start + count:,} of {messages:,}")
+        metric = pa.array(np.array(METRICS)[rng.integers(0, len(METRICS), count)])
+        offsets = np.arange(start, start + count, dtype=np.int64)
+        table = pa.table(
+            [
+                pa.array(offsets),
+                pa.array(1_704_067_200_000_000 + offsets * 1_000, pa.timestamp("us", tz="UTC")),
+                topics(rng.integers(0, devices, count), metric),
+                _payloads(rng, count, 20),
+            ],
+            schema=MESSAGE_SCHEMA,
+        )
+        pq.write_table(table, path / "messages" / f"part-{number:04d}.parquet", row_group_size=ROW_GROUP_ROWS)
+    marker.write_text(json.dumps(params))
+    return path / "messages", path / "subscriptions.parquet"
+
+
 def _run(
     spark: Any, case: str, data: tuple[Path, Path], plan: str, target: Path, expected: int | None = None
 ) -> dict[str, Any]:
@@ -198,6 +261,7 @@ def _run(
         1 << 20,
         cache_token=os.urandom(6).hex(),
         literal=chosen.literal,
+        shards=chosen.shards,
     )
     write(deliveries, str(target), "parquet")
     seconds = time.perf_counter() - began
@@ -209,6 +273,8 @@ def _run(
         "chosen": chosen.name,
         "subscriptions": len(table),
         "joined_literal": chosen.literal_pairs,
+        "shards": 0 if chosen.shards is None else len(chosen.shards.tables),
+        "largest_shard": 0 if chosen.shards is None else chosen.shards.largest,
         "seconds": seconds,
         "driver_read_plan_s": read_s,
         "deliveries": count,
@@ -298,13 +364,15 @@ def _report(out: Path, results: list[dict[str, Any]], master: str) -> None:
         + "\n"
     )
     rows = [
-        "| case | plan (chosen) | subscriptions | joined literal | wall (s) | of which read + plan (s) "
-        "| deliveries | largest worker (MiB) | JVM (MiB) | driver Python (MiB) |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| case | plan (chosen) | subscriptions | joined literal | shards (largest) | wall (s) "
+        "| of which read + plan (s) | deliveries | largest worker (MiB) | JVM (MiB) | driver Python (MiB) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
+        shards = f"{r['shards']} ({r['largest_shard']:,})" if r["shards"] else "-"
         rows.append(
             f"| {r['case']} | {r['plan']} ({r['chosen']}) | {r['subscriptions']:,} | {r['joined_literal']:,} "
+            f"| {shards} "
             f"| {r['seconds']:.1f} | {r['driver_read_plan_s']:.1f} | {r['deliveries']:,} "
             f"| {r['worker_peak_mib']:,.0f} | {r['jvm_peak_mib']:,.0f} | {r['driver_python_peak_mib']:,.0f} |"
         )

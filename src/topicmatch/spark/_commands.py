@@ -102,8 +102,8 @@ def run_route(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> in
         raise UsageError("--trigger-seconds and --timeout must be > 0")
     if options.max_files_per_trigger is not None and options.max_files_per_trigger < 1:
         raise UsageError("--max-files-per-trigger must be >= 1")
-    if options.stream and options.plan == "split":
-        raise UsageError("--plan split applies to batch jobs only; a stream matches in the workers")
+    if options.stream and options.plan in ("split", "shard"):
+        raise UsageError(f"--plan {options.plan} applies to batch jobs only; a stream matches in the workers")
     if options.layout == "nested" and options.format == "csv":
         raise UsageError(
             "--layout nested writes an array column, which CSV cannot hold: use --format parquet or json"
@@ -120,7 +120,7 @@ def run_route(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> in
             out=options.out,
             format=options.format,
             layout=options.layout,
-            plan=options.plan,  # a stream refuses split above and routes by the matcher (StreamRouter)
+            plan=options.plan,  # a stream refuses split and shard above; it routes by the matcher
             messages_format=options.messages_format,
             dialect=options.dialect,
             pedantic=options.pedantic,

@@ -27,7 +27,7 @@ from pyspark.sql.types import ArrayType, StringType, StructField, StructType
 
 from .. import make_dialect
 from ._errors import MessagesError, SparkPipelineError, SubscriptionsError
-from ._plan import LITERAL_COL, PATTERN_COL, PLANS, choose
+from ._plan import LITERAL_COL, PATTERN_COL, PLANS, SHARD_COL, WORD_COL, Shards, choose
 from ._subscriptions import Subscriptions
 from ._worker import QuarantineFunction, RouteFunction
 
@@ -116,15 +116,18 @@ def route(
 
     ``plan``: ``matcher`` matches every subscription in the Python workers; ``split`` joins the
     messages with the plain literal subscriptions of subscribers that have no wildcard pattern
-    (an equi-join on the topic, in Spark) and matches the rest in the workers; ``auto`` (the
-    default) splits from :data:`~._plan.SPLIT_FROM` such pairs on. The same deliveries either
-    way (:mod:`._plan`). A streaming DataFrame is routed by the matcher (``split`` is refused).
+    (an equi-join on the topic, in Spark) and matches the rest in the workers; ``shard`` splits
+    and also cuts the workers' part by the first word of each pattern, each message going to
+    its shard (one shuffle); ``auto`` (the default) splits from :data:`~._plan.SPLIT_FROM` such
+    pairs on and shards from :data:`~._plan.SHARD_FROM` pairs left for the workers. The same
+    deliveries every way (:mod:`._plan`). A streaming DataFrame is routed by the matcher
+    (``split`` and ``shard`` are refused).
 
     Lazy, like any transformation, and the same for a streaming DataFrame. Messages whose topic
     the dialect rejects (or that exceed ``max_message_bytes``; 0 means no limit) get no
     delivery: :func:`quarantine` lists them with the reason. Cost: one ``mapInArrow`` step (and
-    under the split plan a join on the topic); each distinct topic is matched once per worker
-    process.
+    under the split plan a join on the topic, under the shard plan a shuffle of the messages
+    too); each distinct topic is matched once per worker process.
 
     Raises :class:`InvalidSubscriptionError` (where and why) for an invalid pattern unless
     ``skip_invalid_patterns``, :class:`SubscriptionsError` or :class:`MessagesError` for a
@@ -134,13 +137,20 @@ def route(
         raise MessagesError(f"unknown layout {layout!r}: choose {' or '.join(LAYOUTS)}")
     if plan not in PLANS:
         raise MessagesError(f"unknown plan {plan!r}: choose {', '.join(PLANS)}")
-    if messages.isStreaming and plan == "split":
-        raise MessagesError("plan 'split' applies to batch DataFrames; a stream is routed by the matcher")
+    if messages.isStreaming and plan in ("split", "shard"):
+        raise MessagesError(f"plan {plan!r} applies to batch DataFrames; a stream is routed by the matcher")
     table = as_subscriptions(subscriptions, dialect, pedantic, skip_invalid_patterns)
     chosen = choose(table, "matcher" if messages.isStreaming else plan)
     name = subscriber_col or LAYOUTS[layout]
     return _route(
-        messages, chosen.matcher, topic_col, name, max_message_bytes, layout=layout, literal=chosen.literal
+        messages,
+        chosen.matcher,
+        topic_col,
+        name,
+        max_message_bytes,
+        layout=layout,
+        literal=chosen.literal,
+        shards=chosen.shards,
     )
 
 
@@ -155,29 +165,35 @@ def _route(
     layout: str = "exploded",
     literal: pa.Table | None = None,
     observation: Any = None,
+    shards: Shards | None = None,
 ) -> DataFrame:
     """``route`` on a validated table; ``stats`` is an accumulator (see _stats), ``cache_token``
     forces a fresh worker cache (the benchmark's cold runs). ``literal``: the split plan's joined
     pairs (:class:`~._plan.Plan`), whose deliveries ``observation`` (a Spark ``Observation``)
-    counts, with the messages only they deliver: see :data:`LITERAL_FIGURES`."""
+    counts, with the messages only they deliver: see :data:`LITERAL_FIGURES`. ``shards``: the
+    shard plan's cut of ``table``, whose shards the workers match instead of the whole."""
     if max_message_bytes < 0:
         raise MessagesError(f"max_message_bytes must be >= 0 (0: no limit), not {max_message_bytes}")
     index = _topic_index(messages.schema, topic_col, subscriber_col)
     lists = ArrayType(from_arrow_type(table.subscribers.type), containsNull=False)
+    key = table.version + (f"+{cache_token}" if cache_token else "")
     function = RouteFunction(
-        table.version + (f"+{cache_token}" if cache_token else ""),
+        key,
         table.dialect,
         table.pedantic,
-        table.payload(),
+        b"" if shards is not None else table.payload(),
         index,
         _ADDED,
         max_message_bytes,
         stats,
         keep_valid=literal is not None,
+        subscribers=len(table.subscribers),
+        shards=() if shards is None else tuple((f"{key}#{s.version}", s.payload()) for s in shards.tables),
     )
     added = StructField(_ADDED, lists, False)
     joined = None if literal is None else (literal, index, observation)
-    return _around_arrow(messages, function, added, subscriber_col, layout, joined)
+    sharded = None if shards is None else (shards, make_dialect(table.dialect).separator)
+    return _around_arrow(messages, function, added, subscriber_col, layout, joined, sharded)
 
 
 #: The name of the column added by the mapped function, before it gets its public name.
@@ -196,6 +212,7 @@ def _around_arrow(
     name: str,
     layout: str | None = None,
     joined: tuple[pa.Table, int, Any] | None = None,
+    sharded: tuple[Shards, str] | None = None,
 ) -> DataFrame:
     """``messages.mapInArrow(function)`` adding one column, called ``name`` in the result.
 
@@ -206,6 +223,9 @@ def _around_arrow(
     not empty (the worker leaves out the empty ones only where they are the majority).
     ``joined`` (the split plan: the literal table, the topic's column index, an ``Observation``
     or None): a left join on the topic appends the literal pairs' subscribers to each list.
+    ``sharded`` (the shard plan: the shards, the dialect's separator): each message gets the
+    shard of its topic's first word as a last column, which the function reads and drops, and
+    the messages are shuffled by it (:func:`_by_shard`).
     """
     check_workers(messages.sparkSession)
     names = messages.columns
@@ -214,7 +234,11 @@ def _around_arrow(
         StructField(p, f.dataType, f.nullable, f.metadata)
         for p, f in zip(positional, messages.schema.fields, strict=True)
     ]
-    mapped = messages.toDF(*positional).mapInArrow(function, StructType([*fields, added]))
+    frame = messages.toDF(*positional)
+    if sharded is not None:
+        topic_index = function.topic_index
+        frame = _by_shard(frame, F.col(positional[topic_index]), *sharded)
+    mapped = frame.mapInArrow(function, StructType([*fields, added]))
     lists = F.col(added.name)
     if joined is not None:
         literal, topic_index, observation = joined
@@ -236,6 +260,24 @@ def _around_arrow(
     return mapped.select(
         *[F.col(p).alias(n) for p, n in zip(positional, names, strict=True)], last.alias(name)
     )
+
+
+def _by_shard(frame: DataFrame, topic: Any, shards: Shards, separator: str) -> DataFrame:
+    """``frame`` with the shard of each message (its topic's first word's, see :mod:`._plan`) as
+    the last column, shuffled into ranges of (shard, topic) and sorted by shard in each
+    partition: a task sees one shard, or a few next to each other, and the same topic lands in
+    one task. A first word no pattern starts with gets a shard by a hash (only the patterns in
+    every shard can match it); so does a null topic (invalid in every shard)."""
+    spark = frame.sparkSession
+    words = spark.createDataFrame(shards.words, schema=from_arrow_schema(shards.words.schema))
+    first = "_topicmatch_topic_first_word"
+    count = len(shards.tables)
+    spread = F.pmod(F.xxhash64(F.col(first)), F.lit(count)).cast("int")
+    columns = [*map(F.col, frame.columns), F.coalesce(F.col(SHARD_COL), spread).alias(SHARD_COL)]
+    framed = frame.withColumn(first, F.substring_index(topic, separator, 1))
+    joined = framed.join(F.broadcast(words), F.col(first) == F.col(WORD_COL), "left").select(*columns)
+    partitions = max(count, int(spark.conf.get("spark.sql.shuffle.partitions") or count))
+    return joined.repartitionByRange(partitions, SHARD_COL, topic).sortWithinPartitions(SHARD_COL)
 
 
 def check_workers(spark: Any) -> None:

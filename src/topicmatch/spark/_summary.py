@@ -81,6 +81,13 @@ class Summary:
                 f"  plan               split: {subs['joined_literal']:,} literal subscriptions joined "
                 f"on the topic, {subs['matched_in_workers']:,} matched in the workers"
             )
+        elif subs.get("plan") == "shard":
+            lines.append(
+                f"  plan               shard: {subs['joined_literal']:,} literal subscriptions joined "
+                f"on the topic, {subs['matched_in_workers']:,} matched in the workers in "
+                f"{subs['shards']:,} shards by first word (the largest {subs['largest_shard']:,}, "
+                f"of which {subs['in_every_shard']:,} start with a wildcard and are in every shard)"
+            )
         elif subs.get("plan"):
             lines.append(f"  plan               {subs['plan']}: every subscription matched in the workers")
         if self.filters:

@@ -451,6 +451,12 @@ class RouteFunction:
 
     Pickled with the plan, so it needs no SparkContext and no broadcast (Spark Connect works);
     the worker decodes the pairs only when its cache has no matcher for ``key`` yet.
+
+    ``shards`` (the ``shard`` plan, :mod:`._plan`): a ``(key, payload)`` per shard instead of
+    ``payload``, and each input row's shard in the input's last column, which does not go out.
+    The rows come sorted by shard; the worker holds one shard's matcher at a time (it drops the
+    last one before building the next), so its memory is that of the largest shard.
+    ``subscribers``: how many subscribers the figures count (every shard shares the ids).
     """
 
     def __init__(
@@ -464,6 +470,8 @@ class RouteFunction:
         max_message_bytes: int,
         stats: Any = None,
         keep_valid: bool = False,
+        subscribers: int = 0,
+        shards: tuple[tuple[str, bytes], ...] = (),
     ) -> None:
         self.key = key
         self.dialect = dialect
@@ -474,13 +482,19 @@ class RouteFunction:
         self.max_message_bytes = max_message_bytes
         self.stats = stats  # a Spark accumulator of {Key: Counts}, or None
         self.keep_valid = keep_valid  # see route_batch
+        self.subscribers = subscribers
+        self.shards = shards
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        compiled = compiled_for(self.key, self.dialect, self.pedantic, self.payload)
-        counts = Counts(len(compiled.subscribers)) if self.stats is not None else None
+        if self.shards:
+            parts = self._by_shard(batches)
+        else:
+            only = compiled_for(self.key, self.dialect, self.pedantic, self.payload)
+            parts = ((only, batch) for batch in batches)
+        counts = Counts(self.subscribers) if self.stats is not None else None
         schema: pa.Schema | None = None
         try:
-            for batch in batches:
+            for compiled, batch in parts:
                 if schema is None:
                     values = compiled.subscribers_as(batch.schema.field(self.topic_index).type)
                     item = pa.field("element", values.type, nullable=False)
@@ -490,10 +504,32 @@ class RouteFunction:
                 yield from route_batch(
                     batch, self.topic_index, compiled, schema, self.max_message_bytes, counts, self.keep_valid
                 )
+                del compiled  # the next shard's matcher is built in next(parts), not beside this one
         finally:
             forget_old_versions()
         if counts is not None:
             self.stats.add({(_batch_id(), self.key.partition("+")[0]): counts})
+
+    def _by_shard(self, batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[Compiled, pa.RecordBatch]]:
+        """The rows of each batch by shard, without the shard column, each with its matcher."""
+        current: int | None = None
+        compiled: Compiled | None = None
+        for batch in batches:
+            column = batch.column(batch.num_columns - 1)
+            batch = batch.drop_columns([batch.schema.names[-1]])
+            shards = pc.unique(column).to_pylist()
+            for shard in sorted(shards):
+                part = batch if len(shards) == 1 else batch.filter(pc.equal(column, shard))
+                if shard != current or compiled is None:
+                    if current is not None:
+                        # One shard's matcher at a time: the last one goes before the next is built.
+                        compiled = None
+                        _COMPILED.pop(self.shards[current][0], None)
+                    current = shard
+                    compiled = compiled_for(
+                        self.shards[shard][0], self.dialect, self.pedantic, self.shards[shard][1]
+                    )
+                yield compiled, part
 
 
 class QuarantineFunction:
