@@ -319,6 +319,11 @@ def test_a_worker_holds_one_shards_matcher_at_a_time(monkeypatch: pytest.MonkeyP
         shard = pa.array([shard_of[t.split(".")[0]] for t in part.column("topic").to_pylist()], pa.int32())
         batches.append(pa.RecordBatch.from_arrays([*part.columns, shard], [*part.schema.names, "shard"]))
     got = []
+    # A task that ends on the last shard, then one that starts on the first: an earlier task's
+    # shard left in the worker's cache goes too.
+    last = batches[-1].slice(batches[-1].num_rows - 1, 1)
+    for out in function(iter([last])):
+        assert out.num_rows == 1
     for out in function(iter(batches)):
         assert out.schema.names == ["offset", "topic", "payload", "subscriber"]  # no shard column out
         got += [
@@ -328,7 +333,7 @@ def test_a_worker_holds_one_shards_matcher_at_a_time(monkeypatch: pytest.MonkeyP
             )
             for s in subs
         ]
-    assert len(alive) == 3  # one build per shard, in order
-    assert alive == [[], [], []]  # no other shard's matcher alive at any build
+    assert len(alive) == 4  # one build per shard and task, in order
+    assert alive == [[], [], [], []]  # no other shard's matcher alive at any build
     whole = table.matcher()
     assert sorted(got) == sorted((t, s) for t in topics for s in whole.lookup(t))

@@ -456,7 +456,8 @@ class RouteFunction:
     ``payload``, and each input row's shard in the input's last column, which does not go out.
     The rows come sorted by shard; the worker holds one shard's matcher at a time (it drops the
     last one before building the next), so its memory is that of the largest shard.
-    ``subscribers``: how many subscribers the figures count (every shard shares the ids).
+    ``subscribers``: with ``shards``, how many subscribers the figures count (every shard shares
+    the ids of the whole table).
     """
 
     def __init__(
@@ -487,11 +488,11 @@ class RouteFunction:
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         if self.shards:
-            parts = self._by_shard(batches)
+            parts, size = self._by_shard(batches), self.subscribers
         else:
             only = compiled_for(self.key, self.dialect, self.pedantic, self.payload)
-            parts = ((only, batch) for batch in batches)
-        counts = Counts(self.subscribers) if self.stats is not None else None
+            parts, size = ((only, batch) for batch in batches), len(only.subscribers)
+        counts = Counts(size) if self.stats is not None else None
         schema: pa.Schema | None = None
         try:
             for compiled, batch in parts:
@@ -521,14 +522,16 @@ class RouteFunction:
             for shard in sorted(shards):
                 part = batch if len(shards) == 1 else batch.filter(pc.equal(column, shard))
                 if shard != current or compiled is None:
-                    if current is not None:
-                        # One shard's matcher at a time: the last one goes before the next is built.
-                        compiled = None
-                        _COMPILED.pop(self.shards[current][0], None)
+                    # One shard's matcher at a time in this process: every other shard of the
+                    # table goes before this one is built (or reused, when an earlier task of
+                    # this worker ended on it), also those that earlier tasks left cached.
+                    compiled = None
+                    key, payload = self.shards[shard]
+                    for other, _ in self.shards:
+                        if other != key:
+                            _COMPILED.pop(other, None)
                     current = shard
-                    compiled = compiled_for(
-                        self.shards[shard][0], self.dialect, self.pedantic, self.shards[shard][1]
-                    )
+                    compiled = compiled_for(key, self.dialect, self.pedantic, payload)
                 yield compiled, part
 
 
