@@ -26,6 +26,7 @@ nothing larger meanwhile: a big fan-out never builds a big batch on either side.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Hashable, Iterator
 from typing import Any
 
@@ -527,9 +528,16 @@ class RouteFunction:
                     # this worker ended on it), also those that earlier tasks left cached.
                     compiled = None
                     key, payload = self.shards[shard]
-                    for other, _ in self.shards:
-                        if other != key:
-                            _COMPILED.pop(other, None)
+                    dropped = [_COMPILED.pop(other, None) for other, _ in self.shards if other != key]
+                    if any(dropped):
+                        # A dropped matcher's DFA is cyclic, and its states hold the trie's nodes:
+                        # without a collection the whole shard stays until the collector's next
+                        # full pass, and the next shard is built beside it (the 2M-wildcard run's
+                        # workers held 1.7 GiB with shards of 0.5 GiB). A full collection here
+                        # costs about 1.6 s per dropped 400,000-pattern shard, against 2.9 s to
+                        # build one (benchmarks/shard_memory.py, docs/performance.md).
+                        del dropped
+                        gc.collect()
                     current = shard
                     compiled = compiled_for(key, self.dialect, self.pedantic, payload)
                 yield compiled, part
