@@ -21,10 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import csv
 import json
 import multiprocessing
 import os
 import queue
+import shutil
+import subprocess
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -38,6 +41,7 @@ from ._chart import throughput_chart
 from ._limits import check_messages
 from ._load import STOP
 from ._logreport import size_name
+from ._sinks import SINKS, serve_sink
 from ._systems import SERVERS, SystemUnavailable, start_server
 
 __all__ = ["SYSTEMS", "ThroughputRun", "run_brokers", "run_throughput"]
@@ -87,6 +91,8 @@ class ThroughputRun:
     receiver_cpu: float = 0.0
     errors: list[str] = field(default_factory=list)
     command: str = ""
+    alone_rate: float = 0.0  # the publisher against the no-op sink (0: not measured)
+    alone_cpu: float = 0.0
 
     @property
     def lost(self) -> int:
@@ -99,6 +105,12 @@ class ThroughputRun:
                 notes.append(
                     f"the Python {side} used {cpu:.0%} of a core: its client was the limit, not the system"
                 )
+        if self.alone_rate:
+            notes.append(
+                f"the publisher alone (against a no-op sink) sent {self.alone_rate:,.0f}/s at "
+                f"{self.alone_cpu:.0%} of a core; through the broker it sent "
+                f"{self.sender_rate / self.alone_rate:.0%} of that"
+            )
         if self.lost:
             notes.append(
                 f"{self.lost:,} of {self.sent:,} messages were not delivered ({self.lost / self.sent:.1%})"
@@ -144,11 +156,14 @@ class _Counter:
         self.done = False
 
     def tick(self) -> None:
+        self.add(1, time.monotonic_ns())
+
+    def add(self, count: int, now: int) -> None:
+        """``count`` messages came at ``now`` (monotonic ns)."""
         side = self.side
-        now = time.monotonic_ns()
         if not side.count:
             self.cpu0, self.first_ns = time.process_time(), now
-        side.count += 1
+        side.count += count
         side.last_ns = now
         if side.count >= self.expected:
             self.finish()
@@ -170,6 +185,20 @@ def _receive(system: str, port: int, messages: int, idle: float, ready: Any, out
         counter.finish()
     except Exception as error:
         side.error = f"subscriber: {type(error).__name__}: {error}"
+    ready.set()
+    out.put(("subscriber", asdict(side)))
+
+
+def _sink(system: str, port: int, messages: int, _idle: float, ready: Any, out: Any) -> None:
+    """The no-op sink process (:mod:`._sinks`), in the subscriber's place: what the publisher
+    sends with nothing behind it. It ends when the publisher closes its connection."""
+    side = Side()
+    counter = _Counter(side, messages)
+    try:
+        serve_sink(system, port, counter.add, ready)
+        counter.finish()
+    except Exception as error:
+        side.error = f"sink: {type(error).__name__}: {error}"
     ready.set()
     out.put(("subscriber", asdict(side)))
 
@@ -438,9 +467,10 @@ _SENDERS: dict[str, Callable[[int, int, bytes, Side], None]] = {
 
 
 @contextlib.contextmanager
-def _endpoint(system: str) -> Iterator[int]:
-    """The port to use: a started broker's, or a free one for the brokerless systems."""
-    if system in ("zeromq", "nng"):
+def _endpoint(system: str, alone: bool = False) -> Iterator[int]:
+    """The port to use: a started broker's, or a free one for the brokerless systems and for a
+    sink (``alone``)."""
+    if alone or system in ("zeromq", "nng"):
         yield servers.free_port()
         return
     server = SERVERS[system]()
@@ -451,19 +481,86 @@ def _endpoint(system: str) -> Iterator[int]:
         server.stop()
 
 
+@dataclass
+class NativeRun:
+    """A broker's own benchmark tool's figure."""
+
+    tool: str
+    rate: float = 0.0
+    command: str = ""
+    error: str = ""
+
+
+def redis_benchmark(messages: int, size: int, timeout: float = 300.0) -> NativeRun:
+    """``redis-benchmark`` (Debian's redis-tools) sending ``messages`` PUBLISH of ``size`` bytes
+    on one connection, pipelined by 100 as our Python publisher is, to a private Redis with one
+    ``redis-cli`` subscriber on the channel: the broker's pub/sub with native clients."""
+    run = NativeRun("redis-benchmark")
+    tool, cli = shutil.which("redis-benchmark"), shutil.which("redis-cli")
+    if tool is None or cli is None:
+        run.error = "redis-benchmark or redis-cli missing: apt-get install redis-tools"
+        return run
+    server = SERVERS["redis"]()
+    start_server(server)
+    try:
+        target = ["-h", servers.HOST, "-p", str(server.port)]
+        subscriber = subprocess.Popen(
+            [cli, *target, "SUBSCRIBE", SUBJECT], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        try:
+            time.sleep(0.5)  # subscribed before the first PUBLISH
+            argv = [tool, *target, "-c", "1", "-P", "100", "-n", str(messages), "--csv", "PUBLISH", SUBJECT]
+            run.command = f"redis-benchmark -c 1 -P 100 -n {messages} --csv PUBLISH {SUBJECT} <{size} bytes>"
+            done = subprocess.run(
+                [*argv, "x" * size], capture_output=True, text=True, timeout=timeout, check=False
+            )
+            run.rate = _csv_rate(done.stdout)
+            if not run.rate:
+                said = (done.stderr or done.stdout).strip().splitlines()
+                run.error = f"no figure: {said[-1] if said else 'no output'}"
+        except subprocess.TimeoutExpired:
+            run.error = f"cut short after {timeout:g} s"
+        finally:
+            subscriber.kill()
+            subscriber.wait(5)
+    finally:
+        server.stop()
+    return run
+
+
+def _csv_rate(text: str) -> float:
+    """The requests a second of ``redis-benchmark --csv``'s output (header, then one row)."""
+    for row in csv.reader(text.splitlines()[1:]):
+        with contextlib.suppress(IndexError, ValueError):
+            return float(row[1])
+    return 0.0
+
+
 def run_throughput(
-    system: str, messages: int, size: int, *, idle: float = 5.0, timeout: float = 300.0, command: str = ""
+    system: str,
+    messages: int,
+    size: int,
+    *,
+    idle: float = 5.0,
+    timeout: float = 300.0,
+    command: str = "",
+    alone: bool = False,
 ) -> ThroughputRun:
     """One system's run (module docstring). Raises :class:`SystemUnavailable` for a broker that
-    is not installed; a run cut short by ``timeout`` is returned with what it measured."""
+    is not installed; a run cut short by ``timeout`` is returned with what it measured.
+    ``alone``: the publisher against the system's no-op sink (:data:`~._sinks.SINKS`) instead
+    of the broker and a subscriber."""
     if system not in SYSTEMS:
         raise ValueError(f"unknown system {system!r}; choose from {', '.join(SYSTEMS)}")
+    if alone and system not in SINKS:
+        raise ValueError(f"{system} has no no-op sink; those that have: {', '.join(SINKS)}")
     context = multiprocessing.get_context("spawn")
     run = ThroughputRun(system, messages, size, command=command)
     got: dict[str, Side] = {}
-    with _endpoint(system) as port:
+    with _endpoint(system, alone) as port:
         ready, results = context.Event(), context.Queue()
-        processes = [context.Process(target=_receive, args=(system, port, messages, idle, ready, results))]
+        receiver = _sink if alone else _receive
+        processes = [context.Process(target=receiver, args=(system, port, messages, idle, ready, results))]
         processes[0].start()
         try:
             started = time.monotonic()
@@ -517,7 +614,17 @@ def run_brokers(
         progress(f"{system}: {messages:,} messages of {size_name(size)}")
         run = run_throughput(system, messages, size, idle=idle, timeout=timeout, command=command)
         progress(f"  sender {run.sender_rate:,.0f}/s, receiver {run.receiver_rate:,.0f}/s, lost {run.lost:,}")
+        if system in SINKS:
+            alone = run_throughput(system, messages, size, idle=idle, timeout=timeout, alone=True)
+            run.alone_rate, run.alone_cpu = alone.sender_rate, alone.sender_cpu
+            run.errors += [f"against the no-op sink: {error}" for error in alone.errors]
+            progress(f"  the publisher alone, against a no-op sink: {alone.sender_rate:,.0f}/s")
         runs.append(run)
+    native = []
+    if "redis" in systems:
+        progress(f"redis-benchmark: {messages:,} PUBLISH of {size_name(size)}")
+        native.append(redis_benchmark(messages, size))
+        progress(f"  {native[-1].rate:,.0f}/s" if native[-1].rate else f"  {native[-1].error}")
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(
         json.dumps({"machine": machine, "runs": [r.as_dict() for r in runs]}, indent=1)
@@ -536,17 +643,35 @@ def run_brokers(
         f"Command: `{command}`",
         "",
         "| system | sender msg/s | receiver msg/s | received | lost | publisher CPU | subscriber CPU"
-        " | what |",
-        "|---|---:|---:|---:|---:|---:|---:|---|",
+        " | publisher alone msg/s | what |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in runs:
+        by_itself = f"{r.alone_rate:,.0f}" if r.alone_rate else "-"
         lines.append(
             f"| {r.system} | {r.sender_rate:,.0f} | {r.receiver_rate:,.0f} | {r.received:,} | {r.lost:,} | "
-            f"{r.sender_cpu:.0%} | {r.receiver_cpu:.0%} | {SYSTEMS[r.system]} |"
+            f"{r.sender_cpu:.0%} | {r.receiver_cpu:.0%} | {by_itself} | {SYSTEMS[r.system]} |"
         )
-    lines.append("")
+    lines += [
+        "",
+        "*Publisher alone*: the same Python publisher against a no-op sink that speaks just enough "
+        "of the protocol to take the messages and drop them (one process, on 127.0.0.1): what the "
+        f"client can send with nothing behind it. Sinks exist for {', '.join(SINKS)}.",
+        "",
+    ]
     for r in runs:
         lines.extend(f"* {r.system}: {note}" for note in r.notes())
+    if native:
+        lines += [
+            "",
+            "Native tools, beside the Python clients (the broker's own benchmark where Debian ships one):",
+            "",
+        ]
+        lines += ["| tool | msg/s | command |", "|---|---:|---|"]
+        lines += [
+            f"| {n.tool} | {n.rate:,.0f} | `{n.command}` |" if n.rate else f"| {n.tool} | - | {n.error} |"
+            for n in native
+        ]
     lines += ["", f"![{chart.stem}]({chart.name})", ""]
     lines.append("Machine: " + ", ".join(f"{k}={v}" for k, v in machine.items()))
     report = out / "report.md"
