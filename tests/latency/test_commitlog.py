@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from topicmatch.bench.latency._cli import LOG_SYSTEMS
 from topicmatch.bench.latency._commitlog import Plan, run_plan
 from topicmatch.bench.latency._logs import LOGS
 
@@ -52,3 +53,8 @@ def test_one_megabyte_throughput_is_capped_to_what_fits_the_machine() -> None:
     assert plan.count_for(256) == 100_000
     assert plan.count_for(1024 * 1024) == 1_000
     plan.check()
+
+
+def test_the_command_line_names_every_log() -> None:
+    """The command line keeps its own list (it imports no client library to print its help)."""
+    assert tuple(LOGS) == LOG_SYSTEMS

@@ -334,36 +334,52 @@ class MosquittoServer(_Server):
 
 
 class NatsServer(_Server):
-    """nats-server 2.9 on loopback; no monitoring port, no cluster.
+    """nats-server 2.9 on loopback; no monitoring port, no cluster unless asked.
 
     JetStream is off unless ``jetstream=True``; then it stores in the private
     dir (``-sd``). nats-server 2.9 has no per-write fsync option: the file
     store writes to the OS and forces a sync every two minutes (the
     ``sync_interval`` setting arrived in 2.10).
+
+    ``nodes=3``: a cluster of three servers, each with its own client and
+    route port on 127.0.0.1 and its own store, routed to the other two (what
+    a JetStream stream of three replicas needs); ``port`` is the first one's.
+    JetStream elects its meta leader a few seconds after the routes form: a
+    client retries its first stream creation until then.
     """
 
     name = "nats"
     binary_key = "nats"
 
-    def __init__(self, *, jetstream: bool = False) -> None:
+    def __init__(self, *, jetstream: bool = False, nodes: int = 1) -> None:
         super().__init__()
+        if nodes not in (1, 3):
+            raise ValueError(f"nodes must be 1 or 3, not {nodes!r}")
         self.jetstream = jetstream
+        self.nodes = nodes
 
     def _launch(self) -> None:
-        self.port = free_port()
-        argv = [
-            _resolve(NATS_SERVER),
-            "-a",
-            HOST,
-            "-p",
-            str(self.port),
-            "-n",
-            f"topicmatch-{uuid.uuid4().hex[:8]}",
-        ]
-        if self.jetstream:
-            (self.tmpdir / "jetstream").mkdir()
-            argv += ["-js", "-sd", str(self.tmpdir / "jetstream")]
-        self._spawn(argv)
+        ports = [free_port() for _ in range(self.nodes)]
+        routes = [free_port() for _ in range(self.nodes)] if self.nodes > 1 else []
+        self.port = ports[0]
+        cluster = f"topicmatch-{uuid.uuid4().hex[:8]}"
+        for node, port in enumerate(ports):
+            argv = [_resolve(NATS_SERVER), "-a", HOST, "-p", str(port), "-n", f"{cluster}-{node}"]
+            if self.jetstream:
+                store = self.tmpdir / f"jetstream-{node}"
+                store.mkdir()
+                argv += ["-js", "-sd", str(store)]
+            if routes:
+                others = ",".join(f"nats://{HOST}:{route}" for route in routes if route != routes[node])
+                argv += [
+                    "--cluster",
+                    f"nats://{HOST}:{routes[node]}",
+                    "--cluster_name",
+                    cluster,
+                    "--routes",
+                    others,
+                ]
+            self._spawn(argv)
         self._wait_ready("NATS INFO")
 
     def _ready(self) -> bool:

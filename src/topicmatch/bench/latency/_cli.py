@@ -24,7 +24,15 @@ from ._sla import Sla, highest_met, parse_rates
 __all__ = ["add_bench_commands", "parse_size"]
 
 ROUND_TRIP_SYSTEMS = ("nats", "redis", "rabbitmq", "mqtt", "matcher")
-LOG_SYSTEMS = ("jetstream", "rabbitmq-stream", "redis-stream", "redis-stream-fsync")
+LOG_SYSTEMS = (
+    "jetstream",
+    "jetstream-memory",
+    "jetstream-r3",
+    "jetstream-noack",
+    "rabbitmq-stream",
+    "redis-stream",
+    "redis-stream-fsync",
+)
 THROUGHPUT_SYSTEMS = ("nats", "redis", "rabbitmq", "mqtt", "zeromq", "nng")
 _UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2, "mib": 1024**2}
 

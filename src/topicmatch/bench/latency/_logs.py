@@ -7,7 +7,10 @@ message of the batch (with that system's durability, see :data:`LOGS`), and pipe
 
 * ``jetstream``: NATS JetStream, file storage, one replica; the subscriber is a push consumer
   with no acks (deliver new) and flow control; publishes carry a reply inbox and JetStream's
-  acks are counted.
+  acks are counted. The study's variables, one at a time: ``jetstream-memory`` (memory
+  storage), ``jetstream-r3`` (three replicas on a cluster of three servers) and
+  ``jetstream-noack`` (fire-and-forget: no reply inbox, :meth:`publish` returns once the batch
+  is flushed to the socket, the exception to the rule above).
 * ``rabbitmq-stream``: a RabbitMQ stream over the stream protocol (:mod:`._rabbitstream`),
   subscriber at offset ``next`` with credit.
 * ``redis-stream`` and ``redis-stream-fsync``: ``XADD`` pipelined, ``XREAD BLOCK`` from the
@@ -46,6 +49,20 @@ LOGS: dict[str, LogInfo] = {
         "NATS JetStream 2.9.10, file storage, 1 replica (nats-py)",
         "no fsync per write: acknowledged once written to the OS; the file store forces a sync every "
         "2 minutes (nats-server 2.9 default; `sync_interval` is configurable from 2.10)",
+    ),
+    "jetstream-memory": LogInfo(
+        "NATS JetStream 2.9.10, memory storage, 1 replica (nats-py)",
+        "none: acknowledged once held in the server's memory; lost with the process",
+    ),
+    "jetstream-r3": LogInfo(
+        "NATS JetStream 2.9.10, file storage, 3 replicas: a cluster of 3 servers on 127.0.0.1 (nats-py)",
+        "replicated: acknowledged once a majority (2 of 3) wrote it to the OS, no fsync per write",
+    ),
+    "jetstream-noack": LogInfo(
+        "NATS JetStream 2.9.10, file storage, 1 replica, fire-and-forget: plain publishes, no reply "
+        "inbox, the publisher waits for no acknowledgement (nats-py)",
+        "as jetstream, but the publisher learns of nothing: a message the server refuses is lost "
+        "silently; a batch counts as published once written to the socket and flushed",
     ),
     "rabbitmq-stream": LogInfo(
         "RabbitMQ 3.10.8 stream, 1 node, stream protocol (own minimal client)",
@@ -93,10 +110,23 @@ class _Acks:
 
 
 class JetStreamLog:
-    def __init__(self, host: str, port: int, timeout: float) -> None:
+    """``memory``: memory storage; ``replicas``: 1 or 3 (a cluster); ``acks=False``: the
+    publisher sends plain publishes and waits for no acknowledgement (fire-and-forget)."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        timeout: float,
+        *,
+        memory: bool = False,
+        replicas: int = 1,
+        acks: bool = True,
+    ) -> None:
         self.url, self.timeout = f"nats://{host}:{port}", timeout
         name = uuid.uuid4().hex[:10]
         self.stream, self.subject = f"TM{name}", f"topicmatch.log.{name}"
+        self.memory, self.replicas, self.acks = memory, replicas, acks
         self._acks: _Acks | None = None
         self._pub: Any = None
         self._sub: Any = None
@@ -111,9 +141,23 @@ class JetStreamLog:
         }
         self._pub = await nats.connect(self.url, **options)
         self._sub = await nats.connect(self.url, **options)
-        await self._pub.jetstream(timeout=self.timeout).add_stream(
-            name=self.stream, subjects=[self.subject], storage=api.StorageType.FILE, num_replicas=1
-        )
+        storage = api.StorageType.MEMORY if self.memory else api.StorageType.FILE
+        deadline = asyncio.get_running_loop().time() + self.timeout
+        # A new cluster does not answer (or answers "temporarily unavailable") until it has
+        # elected its leader, about 2 s after start: short attempts until the time-out. Creating
+        # a stream again with the same settings is accepted, so an attempt that timed out but
+        # went through does no harm.
+        attempt = min(2.0, self.timeout)
+        while True:
+            try:
+                await self._pub.jetstream(timeout=attempt).add_stream(
+                    name=self.stream, subjects=[self.subject], storage=storage, num_replicas=self.replicas
+                )
+                break
+            except Exception:
+                if asyncio.get_running_loop().time() > deadline:
+                    raise
+                await asyncio.sleep(0.5)
 
         async def deliver(message: Any) -> None:
             on_message(message.data)
@@ -144,6 +188,12 @@ class JetStreamLog:
                 self._acks.ack()
 
     async def publish(self, payloads: Sequence[bytes]) -> None:
+        if not self.acks:  # fire-and-forget: written to the socket and flushed, nothing more
+            publish, subject = self._pub.publish, self.subject
+            for payload in payloads:
+                await publish(subject, payload)
+            await self._pub.flush(self.timeout)
+            return
         self._acks = _Acks(len(payloads))
         publish, subject, inbox = self._pub.publish, self.subject, self.inbox
         for number, payload in enumerate(payloads):
@@ -253,8 +303,14 @@ class RedisStreamLog:
 def log_service(system: str, timeout: float = 30.0) -> Iterator[Callable[[], LogClient]]:
     """Start ``system``'s broker privately and yield a factory of fresh :class:`LogClient` s."""
     server: servers._Server
-    if system == "jetstream":
-        server = servers.NatsServer(jetstream=True)
+    jetstream: dict[str, dict[str, Any]] = {  # the JetStream logs: their JetStreamLog options
+        "jetstream": {},
+        "jetstream-memory": {"memory": True},
+        "jetstream-r3": {"replicas": 3},
+        "jetstream-noack": {"acks": False},
+    }
+    if system in jetstream:
+        server = servers.NatsServer(jetstream=True, nodes=jetstream[system].get("replicas", 1))
     elif system == "rabbitmq-stream":
         server = servers.RabbitMQServer(streams=True)
     elif system == "redis-stream":
@@ -269,7 +325,7 @@ def log_service(system: str, timeout: float = 30.0) -> Iterator[Callable[[], Log
             port = server.stream_port
             yield lambda: RabbitStreamLog(server.host, port, timeout)
         elif isinstance(server, servers.NatsServer):
-            yield lambda: JetStreamLog(server.host, server.port, timeout)
+            yield lambda: JetStreamLog(server.host, server.port, timeout, **jetstream[system])
         else:
             yield lambda: RedisStreamLog(server.host, server.port, timeout)
     finally:
