@@ -631,7 +631,13 @@ def run_brokers(
     )
     chart = throughput_chart(
         [
-            (r.system, r.sender_rate, r.receiver_rate, f"{r.lost / r.sent:.0%} lost" if r.lost else "")
+            (
+                r.system,
+                r.sender_rate,
+                r.receiver_rate,
+                f"{r.lost / r.sent:.0%} lost" if r.lost else "",
+                r.alone_rate,
+            )
             for r in runs
         ],
         out / "brokers.png",

@@ -240,29 +240,36 @@ def timeline_chart(
     return _save(fig, path)
 
 
-def throughput_chart(rows: Sequence[tuple[str, float, float, str]], path: Path, title: str) -> Path:
-    """Messages a second at the sender and at the receiver, one pair of horizontal bars per
-    ``(system, sender rate, receiver rate, note)``, each bar labelled with its value and the
-    receiver's with the note (what was lost)."""
+def throughput_chart(rows: Sequence[tuple[str, float, float, str, float]], path: Path, title: str) -> Path:
+    """Messages a second at the sender and at the receiver, horizontal bars per
+    ``(system, sender rate, receiver rate, note, publisher alone)``, each labelled with its value
+    and the receiver's with the note (what was lost); above them, in grey, the publisher's rate
+    against a no-op sink (when not 0): how far the client alone could go."""
     from matplotlib.ticker import FuncFormatter  # noqa: PLC0415
 
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.6 * len(rows)), dpi=90)
+    fig, ax = plt.subplots(figsize=(8, 1.4 + 0.8 * len(rows)), dpi=90)
     palette = plt.get_cmap("tab10")
     ys = list(range(len(rows)))
-    for offset, index, label in ((-0.2, 1, "sender"), (0.2, 2, "receiver")):
-        values = [float(row[index]) for row in rows]
-        bars = ax.barh([y + offset for y in ys], values, height=0.38, color=palette(index - 1), label=label)
-        texts = [
-            f"{v:,.0f}" + (f"  ({row[3]})" if index == 2 and row[3] else "")
-            for v, row in zip(values, rows, strict=True)
-        ]
+    series = (
+        (-0.28, 4, "publisher alone (no-op sink)", "0.7"),
+        (0.0, 1, "sender", palette(0)),
+        (0.28, 2, "receiver", palette(1)),
+    )
+    for offset, index, label, color in series:
+        shown = [(y, float(row[index]), row) for y, row in zip(ys, rows, strict=True) if row[index]]
+        if not shown:
+            continue
+        bars = ax.barh(
+            [y + offset for y, _, _ in shown], [v for _, v, _ in shown], height=0.26, color=color, label=label
+        )
+        texts = [f"{v:,.0f}" + (f"  ({row[3]})" if index == 2 and row[3] else "") for _, v, row in shown]
         ax.bar_label(bars, texts, fontsize=8, padding=3)
     ax.set_yticks(ys, [row[0] for row in rows])
     ax.invert_yaxis()
     ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _position: f"{value:,.0f}"))
     ax.set_xlabel("messages per second")
-    ax.set_xlim(0, max((max(r[1], r[2]) for r in rows), default=1) * 1.3)
+    ax.set_xlim(0, max((max(r[1], r[2], r[4]) for r in rows), default=1) * 1.3)
     ax.grid(True, axis="x", alpha=0.4)
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="lower right")
