@@ -172,8 +172,8 @@ def test_the_split_plan_has_the_matchers_summary(spark: SparkSession, data: Path
             assert (
                 f"plan shard: {facts['joined_literal']:,} literal subscriptions joined on the "
                 f"topic, {facts['matched_in_workers']:,} matched in the workers in 2 shards by first word "
-                f"(the largest {facts['largest_shard']:,}, of which {facts['in_every_shard']:,} start with a "
-                "wildcard and are in every shard)"
+                f"(largest shard {facts['largest_shard']:,}, including {facts['in_every_shard']:,} in every "
+                "shard: those starting with a wildcard)"
             ) in " ".join(text.split())
     figures = ("messages", "deliveries", "unmatched", "invalid", "top_subscribers")
     expected = {k: summaries["matcher", "exploded"][k] for k in figures}

@@ -85,8 +85,8 @@ class Summary:
             lines.append(
                 f"  plan               shard: {subs['joined_literal']:,} literal subscriptions joined "
                 f"on the topic, {subs['matched_in_workers']:,} matched in the workers in "
-                f"{subs['shards']:,} shards by first word (the largest {subs['largest_shard']:,}, "
-                f"of which {subs['in_every_shard']:,} start with a wildcard and are in every shard)"
+                f"{subs['shards']:,} shards by first word (largest shard {subs['largest_shard']:,}, "
+                f"including {subs['in_every_shard']:,} in every shard: those starting with a wildcard)"
             )
         elif subs.get("plan"):
             lines.append(f"  plan               {subs['plan']}: every subscription matched in the workers")
