@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import pickle
 import tracemalloc
+from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -23,7 +24,7 @@ from topicmatch.spark._stats import Counts, StatsParam
 pytestmark = pytest.mark.spark
 
 
-def _batch(topics: list[str | None], payload: int = 10) -> pa.RecordBatch:
+def _batch(topics: Sequence[str | None], payload: int = 10) -> pa.RecordBatch:
     return pa.RecordBatch.from_pydict(
         {
             "offset": pa.array(range(len(topics)), pa.int64()),
