@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)  ## create the virtual environment with the package and its dev tools
 
-brokers:  ## install RabbitMQ, Mosquitto, nats-server and Redis from Debian (needs root)
+brokers:  ## install RabbitMQ, Mosquitto, nats-server, Redis and ActiveMQ from Debian (needs root)
 	bash scripts/install-brokers.sh
 
 demo: venv  ## the main job, local mode: generate 1,000,000 messages and 10,000 subscriptions, route them on Spark

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the real message brokers used by the conformance tests
 # (tests/brokers) and the latency harness (topicmatch bench latency/commitlog):
-# RabbitMQ, Mosquitto, nats-server and Redis from Debian's packages.
+# RabbitMQ, Mosquitto, nats-server, Redis and ActiveMQ from Debian's packages.
 #
 # Why this script exists: the tests and the harness start their own private,
 # loopback-only broker instances (topicmatch.bench.servers); they only need
@@ -13,10 +13,10 @@
 # Must run as root (or with sudo) on Debian 12.
 set -euo pipefail
 
-PACKAGES=(rabbitmq-server mosquitto nats-server redis-server)
+PACKAGES=(rabbitmq-server mosquitto nats-server redis-server activemq)
 # Users the Debian packages run their services as; used to find a system
 # instance that was started despite policy-rc.d.
-SERVICE_USERS=(rabbitmq mosquitto nats redis)
+SERVICE_USERS=(rabbitmq mosquitto nats redis activemq)
 
 is_installed() {
     dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'

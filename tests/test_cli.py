@@ -154,6 +154,7 @@ def test_extras_table_mirrors_pyproject() -> None:
         "paho-mqtt": "paho",
         "nats-py": "nats",
         "pyzmq": "zmq",
+        "stomp-py": "stomp",
         "grpcio": "grpc",
         "grpcio-status": "grpc_status",
         "googleapis-common-protos": "google",

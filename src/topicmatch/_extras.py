@@ -30,6 +30,7 @@ EXTRAS: Final[dict[str, tuple[str, ...]]] = {
         "pika",
         "zmq",
         "pynng",
+        "stomp",
     ),
 }
 

@@ -16,7 +16,7 @@ from topicmatch.cli import main
 pytestmark = pytest.mark.latency
 
 #: Systems that deliver every message to a subscriber that keeps up (no high-water mark drops).
-LOSSLESS = {"nats", "redis", "rabbitmq", "mqtt"}
+LOSSLESS = {"nats", "redis", "rabbitmq", "mqtt", "activemq"}
 
 
 def test_every_system_delivers_and_is_reported(tmp_path: Path) -> None:
@@ -25,7 +25,7 @@ def test_every_system_delivers_and_is_reported(tmp_path: Path) -> None:
     assert main(argv, stdout=stdout) == 0
     saved = json.loads((tmp_path / "results.json").read_text())
     runs = {run["system"]: run for run in saved["runs"]}
-    assert set(runs) == {"nats", "redis", "rabbitmq", "mqtt", "zeromq", "nng"}
+    assert set(runs) == {"nats", "redis", "rabbitmq", "mqtt", "activemq", "zeromq", "nng"}
     for system, run in runs.items():
         assert run["sent"] == 3_000, system
         assert 0 < run["received"] <= run["sent"], system
@@ -35,8 +35,11 @@ def test_every_system_delivers_and_is_reported(tmp_path: Path) -> None:
         assert not run["errors"], (system, run["errors"])
         if system in LOSSLESS:
             assert run["lost"] == 0, system
+        if system in ("nats", "redis", "mqtt", "activemq"):  # the publisher alone, against its no-op sink
+            assert run["alone_rate"] > 0, system
     report = (tmp_path / "report.md").read_text()
     assert "| nats |" in report
+    assert "| redis-benchmark |" in report
     assert "--messages 3000" in report
     assert (tmp_path / "brokers.png").stat().st_size > 5_000
 
@@ -55,7 +58,7 @@ def test_limits_and_names_are_checked_before_anything_starts(capsys: pytest.Capt
     assert "message count must be between 1 and 1,000,000" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["bench", "brokers", "--systems", "kafka"])
-    assert "choose from nats, redis, rabbitmq, mqtt, zeromq, nng" in capsys.readouterr().err
+    assert "choose from nats, redis, rabbitmq, mqtt, activemq, zeromq, nng" in capsys.readouterr().err
 
 
 def test_a_subscribers_cpu_is_over_its_messages_not_its_idle_wait(monkeypatch: pytest.MonkeyPatch) -> None:

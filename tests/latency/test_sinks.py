@@ -29,6 +29,21 @@ STREAMS = {
         3,
         b"%1\r\n$5\r\nproto\r\n:3\r\n+OK\r\n:0\r\n:0\r\n:0\r\n+PONG\r\n",
     ),
+    "activemq": (
+        b"CONNECT\naccept-version:1.2\nhost:localhost\n\n\x00\n"
+        + (
+            b"SEND\ndestination:/topic/s\ncontent-length:265\n\n"
+            + PAYLOAD.replace(b"\x00", b"\x01")
+            + b"\x00"
+        )
+        + (b"SEND\ndestination:/topic/s\ncontent-length:265\n\n" + PAYLOAD + b"\x00")  # NULs in the body
+        + b"SEND\ndestination:/topic/s\nreceipt:last\ncontent-length:265\n\n"
+        + PAYLOAD
+        + b"\x00"
+        + b"DISCONNECT\nreceipt:bye\n\n\x00",
+        3,
+        b"CONNECTED\nversion:1.2\n\n\x00RECEIPT\nreceipt-id:last\n\n\x00RECEIPT\nreceipt-id:bye\n\n\x00",
+    ),
     "mqtt": (
         b"\x10\x0c\x00\x04MQTT\x04\x02\x00\x3c\x00\x00"  # CONNECT
         + (b"\x30\x8c\x02\x00\x01s" + PAYLOAD) * 3  # PUBLISH, remaining length 268 in two bytes

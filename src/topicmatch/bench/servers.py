@@ -53,10 +53,13 @@ MOSQUITTO = "mosquitto"
 NATS_SERVER = "nats-server"
 REDIS_SERVER = "redis-server"
 EPMD = "epmd"
+#: ActiveMQ's launcher in Debian's package (run with ``java -jar``, not executable itself).
+ACTIVEMQ_JAR = "/usr/share/activemq/bin/activemq.jar"
+JAVA = "java"
 
 INSTALL_HINT = (
     "install the brokers with `bash scripts/install-brokers.sh` (as root, from a checkout), or "
-    "`apt-get install rabbitmq-server mosquitto nats-server redis-server` on Debian"
+    "`apt-get install rabbitmq-server mosquitto nats-server redis-server activemq` on Debian"
 )
 
 
@@ -87,14 +90,20 @@ def _resolve(program: str) -> str:
 
 
 def missing_binaries(broker: str) -> list[str]:
-    """Programs needed by ``broker`` ("rabbitmq", "mosquitto", "nats", "redis") that are absent."""
+    """Programs (and ActiveMQ's jar) needed by ``broker`` ("rabbitmq", "mosquitto", "nats",
+    "redis", "activemq") that are absent."""
     needed = {
         "rabbitmq": [RABBITMQ_SERVER, EPMD],
         "mosquitto": [MOSQUITTO],
         "nats": [NATS_SERVER],
         "redis": [REDIS_SERVER],
+        "activemq": [JAVA, ACTIVEMQ_JAR],
     }[broker]
-    return [program for program in needed if _which(program) is None]
+    return [
+        program
+        for program in needed
+        if not (Path(program).is_file() if program.endswith(".jar") else _which(program))
+    ]
 
 
 def free_port() -> int:
@@ -506,6 +515,72 @@ class RabbitMQServer(_Server):
         except (OSError, ValueError):
             return
         _stop_pid(pid, self.stop_timeout)
+
+
+class ActiveMQServer(_Server):
+    """ActiveMQ 5.17 (Debian's ``activemq``) as a private instance: one STOMP connector on
+    127.0.0.1 (NIO, Nagle off), no persistence, no JMX, no advisory topics, its configuration,
+    data and log in the private dir, a 512 MiB heap.
+
+    Debian's service wrapper would run the system instance under /var/lib/activemq; the
+    launcher jar is started directly instead (``java -jar activemq.jar start xbean:file:...``),
+    a child of ours, stopped by PID. The JVM takes a few seconds to start.
+    """
+
+    name = "activemq"
+    binary_key = "activemq"
+    start_timeout = 60.0
+
+    def _launch(self) -> None:
+        self.port = free_port()
+        conf, data = self.tmpdir / "conf", self.tmpdir / "data"
+        conf.mkdir()
+        data.mkdir()
+        (conf / "activemq.xml").write_text(
+            '<beans xmlns="http://www.springframework.org/schema/beans"\n'
+            '  xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"\n'
+            '  xsi:schemaLocation="http://www.springframework.org/schema/beans '
+            "http://www.springframework.org/schema/beans/spring-beans.xsd "
+            'http://activemq.apache.org/schema/core http://activemq.apache.org/schema/core/activemq-core.xsd">\n'
+            '  <broker xmlns="http://activemq.apache.org/schema/core" brokerName="topicmatch" '
+            f'useJmx="false" persistent="false" advisorySupport="false" dataDirectory="{data}">\n'
+            "    <transportConnectors>\n"
+            f'      <transportConnector name="stomp" uri="stomp+nio://{HOST}:{self.port}'
+            '?transport.tcpNoDelay=true"/>\n'
+            "    </transportConnectors>\n"
+            "  </broker>\n"
+            "</beans>\n"
+        )
+        (conf / "log4j.properties").write_text(
+            "log4j.rootLogger=WARN, out\n"
+            "log4j.appender.out=org.apache.log4j.ConsoleAppender\n"
+            "log4j.appender.out.layout=org.apache.log4j.PatternLayout\n"
+            "log4j.appender.out.layout.ConversionPattern=%d %-5p %c - %m%n\n"
+        )
+        self._spawn(
+            [
+                _resolve(JAVA),
+                "-Xms128M",
+                "-Xmx512M",
+                "-Dactivemq.home=/usr/share/activemq",
+                f"-Dactivemq.base={self.tmpdir}",
+                f"-Dactivemq.conf={conf}",
+                f"-Dactivemq.data={data}",
+                f"-Dlog4j.configuration=file:{conf / 'log4j.properties'}",
+                "-jar",
+                ACTIVEMQ_JAR,
+                "start",
+                f"xbean:file:{conf / 'activemq.xml'}",
+            ]
+        )
+        self._wait_ready("STOMP CONNECTED")
+
+    def _ready(self) -> bool:
+        """Ready once a STOMP CONNECT is answered with CONNECTED."""
+        with socket.create_connection((self.host, self.port), timeout=2) as sock:
+            sock.settimeout(5)
+            sock.sendall(b"CONNECT\naccept-version:1.2\nhost:localhost\n\n\x00")
+            return sock.recv(9).startswith(b"CONNECTED")
 
 
 class RedisServer(_Server):

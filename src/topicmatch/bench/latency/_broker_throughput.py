@@ -28,6 +28,7 @@ import os
 import queue
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -52,6 +53,8 @@ SYSTEMS: dict[str, str] = {
     "redis": "Redis PUBLISH to one channel, one subscriber (Redis 7.0, redis-py, pipelined by 100)",
     "rabbitmq": "RabbitMQ publish to one transient queue, one consumer without acks (RabbitMQ 3.10, pika)",
     "mqtt": "MQTT 3.1.1 QoS 0 publish to one topic, one subscriber (Mosquitto 2.0, paho-mqtt)",
+    "activemq": "STOMP 1.2 SEND to one topic, one subscriber, auto ack, non-persistent "
+    "(ActiveMQ 5.17, stomp.py)",
     "zeromq": "ZeroMQ PUB/SUB over TCP, no broker (libzmq, pyzmq; high-water marks 100,000)",
     "nng": "nanomsg NNG pub0/sub0 over TCP, no broker (pynng; buffers of 8,192 messages)",
 }
@@ -374,6 +377,55 @@ def _mqtt_send(port: int, messages: int, payload: bytes, side: Side) -> None:
     client.disconnect()
 
 
+def _activemq_connection(port: int, listener: Any) -> Any:
+    stomp: Any = require("stomp")
+
+    connection = stomp.Connection12([(servers.HOST, port)], heartbeats=(0, 0), auto_content_length=True)
+    connection.set_listener("count", listener)
+    connection.connect(wait=True)
+    return connection
+
+
+def _activemq_receive(port: int, counter: _Counter, idle: float, ready: Any) -> None:
+    stomp: Any = require("stomp")
+
+    class Listener(stomp.ConnectionListener):  # type: ignore[misc]
+        def on_message(self, _frame: Any) -> None:
+            counter.tick()
+
+        def on_receipt(self, _frame: Any) -> None:
+            ready.set()  # the subscription is in place
+
+    connection = _activemq_connection(port, Listener())
+    connection.subscribe(f"/topic/{SUBJECT}", id="1", ack="auto", headers={"receipt": "subscribed"})
+    _wait(counter, idle)
+    connection.disconnect()
+
+
+def _activemq_send(port: int, messages: int, payload: bytes, side: Side) -> None:
+    stomp: Any = require("stomp")
+    done = threading.Event()
+
+    class Listener(stomp.ConnectionListener):  # type: ignore[misc]
+        def on_receipt(self, _frame: Any) -> None:
+            done.set()
+
+    connection = _activemq_connection(port, Listener())
+    destination = f"/topic/{SUBJECT}"
+
+    def send() -> None:
+        publish = connection.send
+        for _ in range(messages - 1):
+            publish(destination, payload)
+        # The broker answers the last one's receipt after it handled every frame before it.
+        publish(destination, payload, headers={"receipt": "last"})
+        if not done.wait(120):
+            raise TimeoutError("no receipt for the last message within 120 s")
+
+    _timed(send, side)
+    connection.disconnect()
+
+
 def _zeromq_receive(port: int, counter: _Counter, idle: float, ready: Any) -> None:
     zmq: Any = require("zmq")
 
@@ -450,6 +502,7 @@ _RECEIVERS: dict[str, Callable[[int, _Counter, float, Any], None]] = {
     "redis": _redis_receive,
     "rabbitmq": _rabbitmq_receive,
     "mqtt": _mqtt_receive,
+    "activemq": _activemq_receive,
     "zeromq": _zeromq_receive,
     "nng": _nng_receive,
 }
@@ -458,6 +511,7 @@ _SENDERS: dict[str, Callable[[int, int, bytes, Side], None]] = {
     "redis": _redis_send,
     "rabbitmq": _rabbitmq_send,
     "mqtt": _mqtt_send,
+    "activemq": _activemq_send,
     "zeromq": _zeromq_send,
     "nng": _nng_send,
 }

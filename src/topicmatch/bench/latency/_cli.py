@@ -33,7 +33,7 @@ LOG_SYSTEMS = (
     "redis-stream",
     "redis-stream-fsync",
 )
-THROUGHPUT_SYSTEMS = ("nats", "redis", "rabbitmq", "mqtt", "zeromq", "nng")
+THROUGHPUT_SYSTEMS = ("nats", "redis", "rabbitmq", "mqtt", "activemq", "zeromq", "nng")
 _UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2, "mib": 1024**2}
 
 

@@ -12,6 +12,8 @@ answers what a publisher waits for and nothing else:
   the asked protocol to ``HELLO`` (redis-py 8 asks for RESP3 on connect), ``+PONG`` to
   ``PING``, ``+OK`` to anything else (the client's ``CLIENT SETINFO``).
 * MQTT 3.1.1: ``CONNACK`` to ``CONNECT``, ``PINGRESP`` to ``PINGREQ``; ``PUBLISH`` counted.
+* STOMP 1.2 (ActiveMQ): ``CONNECTED`` to ``CONNECT``, a ``RECEIPT`` to every frame that asks for
+  one; ``SEND`` counted.
 
 Bounded: one connection, ended when the client closes it; the caller kills the process after
 its own timeout.
@@ -30,7 +32,7 @@ __all__ = ["SINKS", "serve_sink"]
 
 #: The systems with a sink (RabbitMQ's AMQP 0-9-1 handshake, queue declaration and channel
 #: flow are a protocol of their own: it has none; ZeroMQ and NNG have no broker to stand in for).
-SINKS = ("nats", "redis", "mqtt")
+SINKS = ("nats", "redis", "mqtt", "activemq")
 
 _READ = 1 << 16
 #: Parses what is in ``buffer``; returns (bytes consumed, publishes seen, what to reply).
@@ -95,6 +97,34 @@ def _redis(buffer: bytearray) -> tuple[int, int, bytes]:
     return pos, count, reply
 
 
+def _stomp(buffer: bytearray) -> tuple[int, int, bytes]:
+    pos, count, reply = 0, 0, b""
+    n = len(buffer)
+    while pos < n:
+        while pos < n and buffer[pos] in b"\r\n":  # heart-beats between frames
+            pos += 1
+        end = buffer.find(b"\n\n", pos)
+        if end < 0:
+            break
+        head = bytes(buffer[pos:end]).split(b"\n")
+        headers = dict(line.split(b":", 1) for line in head[1:] if b":" in line)
+        length = headers.get(b"content-length")
+        # The body runs to content-length when given (it may hold NULs), else to the first NUL.
+        stop = end + 2 + int(length) if length is not None else buffer.find(b"\x00", end + 2)
+        if stop < 0 or stop >= n:
+            break
+        command = head[0].strip()
+        if command in (b"CONNECT", b"STOMP"):
+            reply += b"CONNECTED\nversion:1.2\n\n\x00"
+        elif command == b"SEND":
+            count += 1
+        receipt = headers.get(b"receipt")
+        if receipt is not None:
+            reply += b"RECEIPT\nreceipt-id:" + receipt + b"\n\n\x00"
+        pos = stop + 1
+    return pos, count, reply
+
+
 def _mqtt(buffer: bytearray) -> tuple[int, int, bytes]:
     pos, count, reply = 0, 0, b""
     n = len(buffer)
@@ -123,6 +153,7 @@ def _mqtt(buffer: bytearray) -> tuple[int, int, bytes]:
 
 
 _PARSERS: dict[str, tuple[Parser, bytes]] = {
+    "activemq": (_stomp, b""),
     "nats": (_nats, _NATS_INFO),
     "redis": (_redis, b""),
     "mqtt": (_mqtt, b""),

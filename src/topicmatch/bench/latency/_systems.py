@@ -34,6 +34,7 @@ SERVERS = {
     "redis": servers.RedisServer,
     "rabbitmq": servers.RabbitMQServer,
     "mqtt": servers.MosquittoServer,
+    "activemq": servers.ActiveMQServer,
 }
 
 
