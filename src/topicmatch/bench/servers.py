@@ -360,29 +360,47 @@ class NatsServer(_Server):
     name = "nats"
     binary_key = "nats"
 
-    def __init__(self, *, jetstream: bool = False, nodes: int = 1) -> None:
+    def __init__(
+        self, *, jetstream: bool = False, nodes: int = 1, host: str = HOST, netns: str | None = None
+    ) -> None:
         super().__init__()
         if nodes not in (1, 3):
             raise ValueError(f"nodes must be 1 or 3, not {nodes!r}")
         self.jetstream = jetstream
         self.nodes = nodes
+        # ``netns``: run inside that network namespace (``ip netns exec``, which execs the server:
+        # its PID is ours to stop), listening on ``host``, an address of that namespace. For
+        # tests that put load and broker on two hosts; the port is then picked by the kernel of
+        # this namespace, free there too unless the other namespace took it since.
+        self.host = host
+        self.netns = netns
 
     def _launch(self) -> None:
         ports = [free_port() for _ in range(self.nodes)]
         routes = [free_port() for _ in range(self.nodes)] if self.nodes > 1 else []
         self.port = ports[0]
         cluster = f"topicmatch-{uuid.uuid4().hex[:8]}"
+        prefix = ["ip", "netns", "exec", self.netns] if self.netns else []
         for node, port in enumerate(ports):
-            argv = [_resolve(NATS_SERVER), "-a", HOST, "-p", str(port), "-n", f"{cluster}-{node}"]
+            argv = [
+                *prefix,
+                _resolve(NATS_SERVER),
+                "-a",
+                self.host,
+                "-p",
+                str(port),
+                "-n",
+                f"{cluster}-{node}",
+            ]
             if self.jetstream:
                 store = self.tmpdir / f"jetstream-{node}"
                 store.mkdir()
                 argv += ["-js", "-sd", str(store)]
             if routes:
-                others = ",".join(f"nats://{HOST}:{route}" for route in routes if route != routes[node])
+                others = ",".join(f"nats://{self.host}:{route}" for route in routes if route != routes[node])
                 argv += [
                     "--cluster",
-                    f"nats://{HOST}:{routes[node]}",
+                    f"nats://{self.host}:{routes[node]}",
                     "--cluster_name",
                     cluster,
                     "--routes",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib
 import re
 import shlex
@@ -150,7 +151,20 @@ def add_bench_commands(subparsers: Any) -> None:
         "--warmup", type=float, default=None, help="discarded seconds first (default: 2, 1 with --quick)"
     )
     latency.add_argument("--connections", type=int, default=1, help="concurrent connections (default: 1)")
-    latency.add_argument("--processes", type=int, default=1, help="load processes sharing them (default: 1)")
+    latency.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="load processes sharing them (default: 1); with --spark-master, Spark tasks",
+    )
+    latency.add_argument(
+        "--spark-master",
+        metavar="MASTER",
+        default=None,
+        help="run the load's --processes shares as the tasks of one Spark stage on this master "
+        "(local[N], spark://HOST:PORT), histograms merged here; needs the spark extra, and as many "
+        "free task slots as shares; the brokers still start here, on 127.0.0.1",
+    )
     latency.add_argument(
         "--timeout", type=float, default=10.0, help="per-request time-out in s (default: 10)"
     )
@@ -279,6 +293,15 @@ def _stop_on_sigterm(stop: Any) -> Iterator[None]:
         stop.clear()
 
 
+def _heavy_spark_session(master: str) -> Any:
+    """A classic Spark session on ``master`` for the load shares, quiet, loopback-bound locally."""
+    session_module = importlib.import_module("topicmatch.spark._session")
+    try:
+        return session_module.session(master, {"spark.ui.enabled": "false"})
+    except RuntimeError as error:
+        raise UsageError(str(error)) from None
+
+
 def _heavy(module: str) -> Any:
     """Import a module of this package after checking the ``bench`` extra is there."""
     require_extra("bench")
@@ -322,6 +345,14 @@ def _run_latency(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, std
         )
         systems = options.system or ["nats"]
         title = "Latency against load" if options.sweep else "Round-trip latency"
+    shares: dict[str, Any] = {}
+    if options.spark_master is not None:
+        require_extra("spark")
+        spark = _heavy_spark_session(options.spark_master)
+        shares = {
+            "shares": functools.partial(_heavy("_spark_shares").run_shares_on_spark, spark),
+            "spark_master": options.spark_master,
+        }
     try:
         with _stop_on_sigterm(_heavy("_load").STOP):
             results = study.run_study(
@@ -333,6 +364,7 @@ def _run_latency(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, std
                 limits=limits,
                 interval=options.interval,
                 progress=Progress("latency", stderr),
+                **shares,
             )
     except (limits_module.LimitError, systems_module.SystemUnavailable) as error:
         raise UsageError(str(error)) from None

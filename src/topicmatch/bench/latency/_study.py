@@ -27,11 +27,12 @@ import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..machine import machine_info
 from ._chart import nines_chart, slug, timeline_chart
 from ._limits import DEFAULT_LIMITS, Limits
-from ._load import STOP, LoadSpec
+from ._load import STOP, LoadSpec, ShareResult
 from ._logreport import size_name
 from ._processes import run_shares
 from ._result import VIEWS, LatencyResult, summary_table
@@ -80,8 +81,18 @@ def configuration(size: int, rate: int | None, connections: int = 1, processes: 
     )
 
 
+#: Runs the shares of one schedule and returns their results: load processes on this machine
+#: (:func:`._processes.run_shares`), or Spark tasks (:func:`._spark_shares.run_shares_on_spark`).
+ShareRunner = Callable[[Any, LoadSpec], list[ShareResult]]
+
+
 def command_for(
-    system: str, config: Configuration, duration: float, warmup: float, interval: float = 1.0
+    system: str,
+    config: Configuration,
+    duration: float,
+    warmup: float,
+    interval: float = 1.0,
+    spark_master: str | None = None,
 ) -> str:
     """The command line that reproduces one run."""
     rate = "max" if config.rate is None else str(config.rate)
@@ -91,6 +102,8 @@ def command_for(
         argv += ["--connections", str(config.connections), "--processes", str(config.processes)]
     if interval != 1.0:
         argv += ["--interval", f"{interval:g}"]
+    if spark_master is not None:
+        argv += ["--spark-master", spark_master]
     return shlex.join(argv)
 
 
@@ -103,8 +116,11 @@ def run_configuration(
     warmup: float,
     limits: Limits = DEFAULT_LIMITS,
     interval: float = 1.0,
+    shares: ShareRunner = run_shares,
+    spark_master: str | None = None,
 ) -> LatencyResult:
-    """One fixed-rate run of ``config`` against a started system (``factory`` from :func:`serve`)."""
+    """One fixed-rate run of ``config`` against a started system (``factory`` from :func:`serve`);
+    ``shares`` runs its load shares (``spark_master``: the Spark master they ran on, if so)."""
     spec = LoadSpec(
         rate=config.rate,
         duration=duration,
@@ -116,9 +132,8 @@ def run_configuration(
     )
     spec.check(config.size)
     machine = machine_info()
-    shares = run_shares(factory, spec)  # type: ignore[arg-type]
     return LatencyResult.from_shares(
-        shares,
+        shares(factory, spec),
         spec,
         label=f"{system} {config.name}",
         system=system,
@@ -131,9 +146,10 @@ def run_configuration(
             "duration": duration,
             "warmup": warmup,
             "request": SYSTEMS[system],
+            "load": "local processes" if spark_master is None else f"Spark tasks on {spark_master}",
         },
         machine=machine,
-        command=command_for(system, config, duration, warmup, interval),
+        command=command_for(system, config, duration, warmup, interval, spark_master),
     )
 
 
@@ -147,8 +163,11 @@ def run_study(
     limits: Limits = DEFAULT_LIMITS,
     interval: float = 1.0,
     progress: Progress = lambda _line: None,
+    shares: ShareRunner = run_shares,
+    spark_master: str | None = None,
 ) -> list[LatencyResult]:
-    """Every configuration against every system; each broker started once and stopped after."""
+    """Every configuration against every system; each broker started once and stopped after.
+    ``shares`` and ``spark_master``: see :func:`run_configuration`."""
     for config in configs:
         LoadSpec(
             rate=config.rate,
@@ -176,6 +195,8 @@ def run_study(
                         warmup=warmup,
                         limits=limits,
                         interval=interval,
+                        shares=shares,
+                        spark_master=spark_master,
                     )
                 )
                 for note in results[-1].notes():

@@ -1,0 +1,119 @@
+"""Load from many hosts: the latency harness's shares as Spark tasks (issue 15, §4).
+
+Three set-ups: the test's local session; a standalone cluster of two workers on 127.0.0.1 (the
+command as a user runs it, its own driver); and a broker on a host of its own, a network
+namespace made here with a veth pair, loaded from this one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from topicmatch.bench import servers
+from topicmatch.bench.latency._histograms import decode
+from topicmatch.bench.latency._load import LoadSpec
+from topicmatch.bench.latency._result import LatencyResult
+from topicmatch.bench.latency._spark_shares import run_shares_on_spark
+from topicmatch.bench.latency._systems import RoundTripFactory
+
+from .standalone import Cluster
+
+pytestmark = [pytest.mark.spark, pytest.mark.latency]
+
+
+def test_each_task_runs_its_share_and_the_histograms_are_merged(spark: SparkSession) -> None:
+    spec = LoadSpec(rate=400, duration=2.0, warmup=0.5, connections=2, processes=2)
+    shares = run_shares_on_spark(spark, RoundTripFactory("matcher"), spec)
+    assert len(shares) == 2
+    counts = [decode(share.corrected).get_total_count() for share in shares]
+    assert counts == [400, 400]  # requests 0, 2, 4... and 1, 3, 5...: half of 2 s at 400/s each
+    result = LatencyResult.from_shares(shares, spec, label="spark", system="matcher", config={}, machine={})
+    assert result.completed == 800
+    assert result.histogram("corrected").get_total_count() == 800  # merged, not averaged
+    assert result.histogram("corrected").get_max_value() == max(
+        decode(share.corrected).get_max_value() for share in shares
+    )
+
+
+def test_a_share_that_cannot_connect_fails_every_task_at_once(spark: SparkSession) -> None:
+    """No task waits at the barrier for a share that failed to set up."""
+    spec = LoadSpec(rate=100, duration=1.0, warmup=0.1, connections=2, processes=2, setup_timeout=5)
+    closed = servers.free_port()  # nobody listens there
+    with pytest.raises(Exception, match=r"another load share could not start|Connect"):
+        run_shares_on_spark(spark, RoundTripFactory("nats", port=closed, timeout=2), spec)
+
+
+@pytest.mark.cluster
+def test_the_command_runs_its_shares_on_a_standalone_cluster(tmp_path: Path) -> None:
+    with Cluster(tmp_path / "cluster", workers=2) as cluster:
+        command = [sys.executable, "-m", "topicmatch", "bench", "latency", "--system", "nats"]
+        command += ["--rate", "400", "--duration", "3", "--warmup", "1", "--connections", "2"]
+        command += ["--processes", "2", "--spark-master", cluster.url, "--out", str(tmp_path / "out")]
+        env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stderr[-3000:]
+        executors = sorted((tmp_path / "cluster").glob("work*/app-*/*"))
+        assert len({path.parent.parent.name for path in executors}) == 2, "both workers ran a share"
+    (saved,) = (tmp_path / "out").glob("nats*.json")
+    result = json.loads(saved.read_text())
+    assert result["completed"] == 1_200  # 3 s at 400/s, the warm-up left out
+    assert result["failed"] == 0
+    assert result["config"]["load"] == f"Spark tasks on {cluster.url}"
+    assert f"--spark-master {cluster.url}" in result["command"]
+
+
+@pytest.fixture
+def broker_host() -> Iterator[tuple[str, str]]:
+    """A network namespace with one end of a veth pair (10.213.7.2), the other end here
+    (10.213.7.1): (namespace, its address). Removed after, with its links."""
+    name = f"tm{uuid.uuid4().hex[:8]}"
+    here, there = f"{name}a", f"{name}b"
+
+    def ip(*args: str) -> None:
+        subprocess.run(["ip", *args], check=True, capture_output=True, timeout=30)
+
+    try:
+        ip("netns", "add", name)
+    except (OSError, subprocess.CalledProcessError) as error:
+        pytest.fail(f"cannot create a network namespace (root and iproute2 needed): {error}")
+    try:
+        ip("link", "add", here, "type", "veth", "peer", "name", there)
+        ip("link", "set", there, "netns", name)
+        ip("addr", "add", "10.213.7.1/30", "dev", here)
+        ip("link", "set", here, "up")
+        ip("netns", "exec", name, "ip", "addr", "add", "10.213.7.2/30", "dev", there)
+        ip("netns", "exec", name, "ip", "link", "set", there, "up")
+        ip("netns", "exec", name, "ip", "link", "set", "lo", "up")
+        yield name, "10.213.7.2"
+    finally:
+        subprocess.run(["ip", "link", "del", here], capture_output=True, timeout=30, check=False)
+        subprocess.run(["ip", "netns", "del", name], capture_output=True, timeout=30, check=False)
+
+
+def test_load_here_and_the_broker_on_another_host(spark: SparkSession, broker_host: tuple[str, str]) -> None:
+    """The broker runs in a namespace of its own, listening only on its address there; the
+    load's Spark tasks run here: every request crosses the veth pair."""
+    namespace, address = broker_host
+    broker = servers.NatsServer(host=address, netns=namespace)
+    broker.start()
+    try:
+        spec = LoadSpec(rate=300, duration=2.0, warmup=0.5, connections=2, processes=2)
+        shares = run_shares_on_spark(spark, RoundTripFactory("nats", host=address, port=broker.port), spec)
+        result = LatencyResult.from_shares(shares, spec, label="netns", system="nats", config={}, machine={})
+        assert result.completed == 600
+        assert result.failed == 0
+        # Nothing listens on this host's loopback at that port: the requests went to the other host.
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection((servers.HOST, broker.port), timeout=2).close()
+    finally:
+        broker.stop()
