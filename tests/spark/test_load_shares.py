@@ -7,6 +7,7 @@ namespace made here with a veth pair, loaded from this one.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import socket
@@ -25,6 +26,7 @@ from topicmatch.bench.latency._load import LoadSpec
 from topicmatch.bench.latency._result import LatencyResult
 from topicmatch.bench.latency._spark_shares import run_shares_on_spark
 from topicmatch.bench.latency._systems import RoundTripFactory
+from topicmatch.cli import main
 
 from .standalone import Cluster
 
@@ -100,20 +102,35 @@ def broker_host() -> Iterator[tuple[str, str]]:
         subprocess.run(["ip", "netns", "del", name], capture_output=True, timeout=30, check=False)
 
 
-def test_load_here_and_the_broker_on_another_host(spark: SparkSession, broker_host: tuple[str, str]) -> None:
+def test_load_here_and_the_broker_on_another_host(
+    spark: SparkSession, broker_host: tuple[str, str], tmp_path: Path
+) -> None:
     """The broker runs in a namespace of its own, listening only on its address there; the
-    load's Spark tasks run here: every request crosses the veth pair."""
+    command's Spark tasks load it from here (``--broker``): every request crosses the veth pair."""
     namespace, address = broker_host
     broker = servers.NatsServer(host=address, netns=namespace)
     broker.start()
     try:
-        spec = LoadSpec(rate=300, duration=2.0, warmup=0.5, connections=2, processes=2)
-        shares = run_shares_on_spark(spark, RoundTripFactory("nats", host=address, port=broker.port), spec)
-        result = LatencyResult.from_shares(shares, spec, label="netns", system="nats", config={}, machine={})
-        assert result.completed == 600
-        assert result.failed == 0
+        argv = ["bench", "latency", "--system", "nats", "--broker", f"{address}:{broker.port}"]
+        argv += ["--rate", "300", "--duration", "2", "--warmup", "0.5", "--connections", "2"]
+        argv += ["--processes", "2", "--spark-master", "local[2]", "--out", str(tmp_path)]
+        assert main(argv, stdout=io.StringIO()) == 0
         # Nothing listens on this host's loopback at that port: the requests went to the other host.
         with pytest.raises(ConnectionRefusedError):
             socket.create_connection((servers.HOST, broker.port), timeout=2).close()
     finally:
         broker.stop()
+    (saved,) = tmp_path.glob("nats*.json")
+    result = json.loads(saved.read_text())
+    assert (result["completed"], result["failed"]) == (600, 0)
+    assert result["config"]["broker"] == f"{address}:{broker.port}"
+    assert result["config"]["load"] == "Spark tasks on local[2]"
+    assert f"--broker {address}:{broker.port}" in result["command"]
+
+
+def test_a_named_broker_is_for_one_system(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "latency", "--system", "nats,redis", "--broker", "10.0.0.1:4222"]) == 2
+    assert "--broker names the broker of one --system" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["bench", "latency", "--broker", "nohost"])
+    assert "expected HOST:PORT, not 'nohost'" in capsys.readouterr().err

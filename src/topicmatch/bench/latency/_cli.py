@@ -158,12 +158,20 @@ def add_bench_commands(subparsers: Any) -> None:
         help="load processes sharing them (default: 1); with --spark-master, Spark tasks",
     )
     latency.add_argument(
+        "--broker",
+        metavar="HOST:PORT",
+        type=_address,
+        default=None,
+        help="use this running broker of --system instead of starting one here (a broker on "
+        "another host than the load, as it should be); one system only",
+    )
+    latency.add_argument(
         "--spark-master",
         metavar="MASTER",
         default=None,
         help="run the load's --processes shares as the tasks of one Spark stage on this master "
         "(local[N], spark://HOST:PORT), histograms merged here; needs the spark extra, and as many "
-        "free task slots as shares; the brokers still start here, on 127.0.0.1",
+        "free task slots as shares; the broker starts here, on 127.0.0.1, unless --broker names one",
     )
     latency.add_argument(
         "--timeout", type=float, default=10.0, help="per-request time-out in s (default: 10)"
@@ -293,6 +301,14 @@ def _stop_on_sigterm(stop: Any) -> Iterator[None]:
         stop.clear()
 
 
+def _address(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` -> (host, port)."""
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, not {text!r}")
+    return host, int(port)
+
+
 def _heavy_spark_session(master: str) -> Any:
     """A classic Spark session on ``master`` for the load shares, quiet, loopback-bound locally."""
     session_module = importlib.import_module("topicmatch.spark._session")
@@ -345,14 +361,16 @@ def _run_latency(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, std
         )
         systems = options.system or ["nats"]
         title = "Latency against load" if options.sweep else "Round-trip latency"
-    shares: dict[str, Any] = {}
+    placement: dict[str, Any] = {}  # where the load and the broker run
+    if options.broker is not None:
+        if len(systems) != 1 or systems[0] == "matcher":
+            raise UsageError("--broker names the broker of one --system (nats, redis, rabbitmq or mqtt)")
+        placement["broker"] = options.broker
     if options.spark_master is not None:
         require_extra("spark")
         spark = _heavy_spark_session(options.spark_master)
-        shares = {
-            "shares": functools.partial(_heavy("_spark_shares").run_shares_on_spark, spark),
-            "spark_master": options.spark_master,
-        }
+        placement["shares"] = functools.partial(_heavy("_spark_shares").run_shares_on_spark, spark)
+        placement["spark_master"] = options.spark_master
     try:
         with _stop_on_sigterm(_heavy("_load").STOP):
             results = study.run_study(
@@ -364,7 +382,7 @@ def _run_latency(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, std
                 limits=limits,
                 interval=options.interval,
                 progress=Progress("latency", stderr),
-                **shares,
+                **placement,
             )
     except (limits_module.LimitError, systems_module.SystemUnavailable) as error:
         raise UsageError(str(error)) from None

@@ -93,6 +93,7 @@ def command_for(
     warmup: float,
     interval: float = 1.0,
     spark_master: str | None = None,
+    broker: tuple[str, int] | None = None,
 ) -> str:
     """The command line that reproduces one run."""
     rate = "max" if config.rate is None else str(config.rate)
@@ -104,6 +105,8 @@ def command_for(
         argv += ["--interval", f"{interval:g}"]
     if spark_master is not None:
         argv += ["--spark-master", spark_master]
+    if broker is not None:
+        argv += ["--broker", f"{broker[0]}:{broker[1]}"]
     return shlex.join(argv)
 
 
@@ -118,9 +121,11 @@ def run_configuration(
     interval: float = 1.0,
     shares: ShareRunner = run_shares,
     spark_master: str | None = None,
+    broker: tuple[str, int] | None = None,
 ) -> LatencyResult:
     """One fixed-rate run of ``config`` against a started system (``factory`` from :func:`serve`);
-    ``shares`` runs its load shares (``spark_master``: the Spark master they ran on, if so)."""
+    ``shares`` runs its load shares (``spark_master``: the Spark master they ran on, if so);
+    ``broker``: the running broker used, if one was named."""
     spec = LoadSpec(
         rate=config.rate,
         duration=duration,
@@ -147,9 +152,10 @@ def run_configuration(
             "warmup": warmup,
             "request": SYSTEMS[system],
             "load": "local processes" if spark_master is None else f"Spark tasks on {spark_master}",
+            "broker": "started here" if broker is None else f"{broker[0]}:{broker[1]}",
         },
         machine=machine,
-        command=command_for(system, config, duration, warmup, interval, spark_master),
+        command=command_for(system, config, duration, warmup, interval, spark_master, broker),
     )
 
 
@@ -165,9 +171,11 @@ def run_study(
     progress: Progress = lambda _line: None,
     shares: ShareRunner = run_shares,
     spark_master: str | None = None,
+    broker: tuple[str, int] | None = None,
 ) -> list[LatencyResult]:
     """Every configuration against every system; each broker started once and stopped after.
-    ``shares`` and ``spark_master``: see :func:`run_configuration`."""
+    ``shares`` and ``spark_master``: see :func:`run_configuration`; ``broker`` (host, port): a
+    running broker to use instead of starting one (one system only)."""
     for config in configs:
         LoadSpec(
             rate=config.rate,
@@ -180,7 +188,7 @@ def run_study(
         ).check(config.size)
     results = []
     for system in systems:
-        with serve(system, configs[0].size, timeout) as base:
+        with serve(system, configs[0].size, timeout, broker) as base:
             for config in configs:
                 if STOP.is_set():
                     raise KeyboardInterrupt
@@ -197,6 +205,7 @@ def run_study(
                         interval=interval,
                         shares=shares,
                         spark_master=spark_master,
+                        broker=broker,
                     )
                 )
                 for note in results[-1].notes():

@@ -81,10 +81,16 @@ def start_server(server: servers._Server) -> None:
 
 
 @contextlib.contextmanager
-def serve(system: str, size: int, timeout: float = 10.0) -> Iterator[RoundTripFactory]:
-    """Start ``system``'s broker (none for ``matcher``) and yield the factory of its requesters."""
+def serve(
+    system: str, size: int, timeout: float = 10.0, broker: tuple[str, int] | None = None
+) -> Iterator[RoundTripFactory]:
+    """Start ``system``'s broker (none for ``matcher``) and yield the factory of its requesters;
+    ``broker`` (host, port): use that running broker instead, on another host for example."""
     if system not in SYSTEMS:
         raise ValueError(f"unknown system {system!r}; choose from {', '.join(SYSTEMS)}")
+    if broker is not None:
+        yield RoundTripFactory(system, broker[0], broker[1], size, timeout)
+        return
     if system == "matcher":
         yield RoundTripFactory(system, size=size, timeout=timeout)
         return
