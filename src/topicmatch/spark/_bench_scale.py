@@ -37,6 +37,7 @@ import os
 import shutil
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -142,17 +143,12 @@ def _line(r: dict[str, Any]) -> str:
 
 
 def _fleet(path: Path, devices: int, messages: int, progress: Progress) -> tuple[Path, Path]:
-    """Write the fleet's subscriptions and messages once (kept for the next run)."""
-    marker = path / "params.json"
-    params = {"devices": devices, "messages": messages, "seed": 3}
-    if marker.exists() and json.loads(marker.read_text()) == params:
-        return path / "messages", path / "subscriptions.parquet"
-    shutil.rmtree(path, ignore_errors=True)
-    (path / "messages").mkdir(parents=True)
-    rng = np.random.default_rng(3)
-    progress(f"writing {devices:,} device subscriptions and {REGIONS * SITES * len(METRICS):,} wildcard ones")
-    schema = pa.schema([("pattern", pa.string()), ("subscriber", pa.string())])
-    with pq.ParquetWriter(path / "subscriptions.parquet", schema) as writer:
+    """The fleet's subscriptions and messages (written once, kept for the next run)."""
+
+    def subscriptions(writer: Any) -> None:
+        progress(
+            f"writing {devices:,} device subscriptions and {REGIONS * SITES * len(METRICS):,} wildcard ones"
+        )
         apps = [
             (f"fleet.r{r}.s{s}.*.{m}", f"app-r{r}-s{s}")
             for r in range(REGIONS)
@@ -160,76 +156,90 @@ def _fleet(path: Path, devices: int, messages: int, progress: Progress) -> tuple
             for m in METRICS
         ]
         apps += [(f"fleet.r{r}.#", f"monitor-r{r}") for r in range(REGIONS)] + [("devices.*.cmd", "audit")]
-        writer.write_table(
-            pa.table([pa.array([p for p, _ in apps]), pa.array([s for _, s in apps])], schema=schema)
-        )
+        writer.write_table(_pairs(apps))
         for start in range(0, devices, CHUNK):
             ids = pc.cast(pa.array(np.arange(start, min(devices, start + CHUNK))), pa.string())
             device = pc.binary_join_element_wise("d", ids, "")
             pattern = pc.binary_join_element_wise("devices.", device, ".cmd", "")
-            writer.write_table(pa.table([pattern, device], schema=schema))
-    for number, start in enumerate(range(0, messages, CHUNK)):
-        count = min(messages, start + CHUNK) - start
-        progress(f"writing messages {start:,}-{start + count:,} of {messages:,}")
+            writer.write_table(pa.table([pattern, device], schema=_PAIRS))
+
+    def topics(rng: np.random.Generator, count: int) -> pa.Array:
+        """Half commands to random devices, half telemetry of random sites."""
         device = pc.cast(pa.array(rng.integers(0, devices, count)), pa.string())
         command = pc.binary_join_element_wise("devices.d", device, ".cmd", "")
         region = pc.cast(pa.array(rng.integers(0, REGIONS, count)), pa.string())
         site = pc.cast(pa.array(rng.integers(0, SITES, count)), pa.string())
         metric = pa.array(np.array(METRICS)[rng.integers(0, len(METRICS), count)])
         telemetry = pc.binary_join_element_wise("fleet.r", region, ".s", site, ".d", device, ".", metric, "")
-        topic = pc.if_else(pa.array(rng.random(count) < 0.5), command, telemetry)
+        return pc.if_else(pa.array(rng.random(count) < 0.5), command, telemetry)
+
+    params = {"devices": devices, "messages": messages, "seed": 3}
+    return _written(path, params, messages, subscriptions, topics, progress)
+
+
+def _tenants(path: Path, devices: int, messages: int, progress: Progress) -> tuple[Path, Path]:
+    """The multi-tenant table (every pattern a wildcard one) and its messages (written once)."""
+
+    def of_devices(ids: Any, last: Any) -> Any:
+        """``t<k>.d<id>.<last>`` of each device id, ``k`` its tenant."""
+        tenant = pc.cast(pa.array(ids % TENANTS), pa.string())
+        device = pc.cast(pa.array(ids), pa.string())
+        return pc.binary_join_element_wise("t", tenant, ".d", device, ".", last, "")
+
+    def subscriptions(writer: Any) -> None:
+        progress(f"writing {devices:,} wildcard subscriptions of {TENANTS:,} tenants")
+        others = [(f"t{k}.#", f"monitor-t{k}") for k in range(TENANTS)] + [("*.*.alarm", "alarms")]
+        writer.write_table(_pairs(others))
+        for start in range(0, devices, CHUNK):
+            ids = np.arange(start, min(devices, start + CHUNK))
+            device = pc.binary_join_element_wise("d", pc.cast(pa.array(ids), pa.string()), "")
+            writer.write_table(pa.table([of_devices(ids, "*"), device], schema=_PAIRS))
+
+    def topics(rng: np.random.Generator, count: int) -> pa.Array:
+        metric = pa.array(np.array(METRICS)[rng.integers(0, len(METRICS), count)])
+        return of_devices(rng.integers(0, devices, count), metric)
+
+    params = {"devices": devices, "messages": messages, "seed": 5, "tenants": TENANTS}
+    return _written(path, params, messages, subscriptions, topics, progress)
+
+
+_PAIRS = pa.schema([("pattern", pa.string()), ("subscriber", pa.string())])
+
+
+def _pairs(pairs: list[tuple[str, str]]) -> pa.Table:
+    return pa.table([pa.array([p for p, _ in pairs]), pa.array([s for _, s in pairs])], schema=_PAIRS)
+
+
+def _written(
+    path: Path,
+    params: dict[str, int],
+    messages: int,
+    subscriptions: Callable[[Any], None],
+    topics: Callable[[np.random.Generator, int], pa.Array],
+    progress: Progress,
+) -> tuple[Path, Path]:
+    """(messages dir, subscriptions file) under ``path``, written unless ``path`` already holds
+    the data of ``params`` (its ``params.json``, written last): ``subscriptions(writer)`` writes
+    the table, ``topics(rng, count)`` draws the topics of each file of messages (random payloads,
+    offsets and timestamps added here)."""
+    marker = path / "params.json"
+    if marker.exists() and json.loads(marker.read_text()) == params:
+        return path / "messages", path / "subscriptions.parquet"
+    shutil.rmtree(path, ignore_errors=True)  # this benchmark's own data dir, half-written or old
+    (path / "messages").mkdir(parents=True)
+    rng = np.random.default_rng(params["seed"])
+    with pq.ParquetWriter(path / "subscriptions.parquet", _PAIRS) as writer:
+        subscriptions(writer)
+    for number, start in enumerate(range(0, messages, CHUNK)):
+        count = min(messages, start + CHUNK) - start
+        progress(f"writing messages {start:,}-{start + count:,} of {messages:,}")
+        topic = topics(rng, count)
         offsets = np.arange(start, start + count, dtype=np.int64)
         table = pa.table(
             [
                 pa.array(offsets),
                 pa.array(1_704_067_200_000_000 + offsets * 1_000, pa.timestamp("us", tz="UTC")),
                 topic,
-                _payloads(rng, count, 20),
-            ],
-            schema=MESSAGE_SCHEMA,
-        )
-        pq.write_table(table, path / "messages" / f"part-{number:04d}.parquet", row_group_size=ROW_GROUP_ROWS)
-    marker.write_text(json.dumps(params))
-    return path / "messages", path / "subscriptions.parquet"
-
-
-def _tenants(path: Path, devices: int, messages: int, progress: Progress) -> tuple[Path, Path]:
-    """Write the multi-tenant table (every pattern a wildcard one) and its messages once."""
-    marker = path / "params.json"
-    params = {"devices": devices, "messages": messages, "seed": 5, "tenants": TENANTS}
-    if marker.exists() and json.loads(marker.read_text()) == params:
-        return path / "messages", path / "subscriptions.parquet"
-    shutil.rmtree(path, ignore_errors=True)
-    (path / "messages").mkdir(parents=True)
-    rng = np.random.default_rng(5)
-    progress(f"writing {devices:,} wildcard subscriptions of {TENANTS:,} tenants")
-    schema = pa.schema([("pattern", pa.string()), ("subscriber", pa.string())])
-
-    def topics(ids: Any, last: Any) -> Any:
-        """``t<k>.d<id>.<last>`` of each device id, ``k`` its tenant."""
-        tenant = pc.cast(pa.array(ids % TENANTS), pa.string())
-        device = pc.cast(pa.array(ids), pa.string())
-        return pc.binary_join_element_wise("t", tenant, ".d", device, ".", last, "")
-
-    with pq.ParquetWriter(path / "subscriptions.parquet", schema) as writer:
-        others = [(f"t{k}.#", f"monitor-t{k}") for k in range(TENANTS)] + [("*.*.alarm", "alarms")]
-        writer.write_table(
-            pa.table([pa.array([p for p, _ in others]), pa.array([s for _, s in others])], schema=schema)
-        )
-        for start in range(0, devices, CHUNK):
-            ids = np.arange(start, min(devices, start + CHUNK))
-            device = pc.binary_join_element_wise("d", pc.cast(pa.array(ids), pa.string()), "")
-            writer.write_table(pa.table([topics(ids, "*"), device], schema=schema))
-    for number, start in enumerate(range(0, messages, CHUNK)):
-        count = min(messages, start + CHUNK) - start
-        progress(f"writing messages {start:,}-{start + count:,} of {messages:,}")
-        metric = pa.array(np.array(METRICS)[rng.integers(0, len(METRICS), count)])
-        offsets = np.arange(start, start + count, dtype=np.int64)
-        table = pa.table(
-            [
-                pa.array(offsets),
-                pa.array(1_704_067_200_000_000 + offsets * 1_000, pa.timestamp("us", tz="UTC")),
-                topics(rng.integers(0, devices, count), metric),
                 _payloads(rng, count, 20),
             ],
             schema=MESSAGE_SCHEMA,
