@@ -241,9 +241,16 @@ def write_outputs(
             if first.get("connections", 1) != 1:
                 subtitle += f" over {first['connections']} connections"
             subtitle += f", {first.get('duration', 0):g} s each"
+            # A curve per system; several runs of one system (an overlay) go by their labels.
+            names = [r.system for r in group]
+            if len(set(names)) < len(names):
+                names = [r.label for r in group]
             charts.append(
                 nines_chart(
-                    [(r.system, r.histogram("corrected"), r.histogram("uncorrected")) for r in group],
+                    [
+                        (n, r.histogram("corrected"), r.histogram("uncorrected"))
+                        for n, r in zip(names, group, strict=True)
+                    ],
                     out / f"{slug(name)}.png",
                     f"Round-trip latency by percentile: {name}",
                     subtitle=subtitle
@@ -255,7 +262,7 @@ def write_outputs(
             if any(r.intervals for r in group):
                 charts.append(
                     timeline_chart(
-                        [(r.system, r.intervals, r.interval) for r in group],
+                        [(n, r.intervals, r.interval) for n, r in zip(names, group, strict=True)],
                         out / f"{slug(name)}-timeline.png",
                         f"Worst round-trip latency in each interval: {name}",
                         subtitle=f"{subtitle}; per {group[0].interval:g} s of intended start (.hlog)",
