@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from topicmatch.bench import servers
 from topicmatch.bench.latency._cli import LOG_SYSTEMS
 from topicmatch.bench.latency._commitlog import Plan, run_plan
-from topicmatch.bench.latency._logs import LOGS
+from topicmatch.bench.latency._logs import LOGS, JetStreamLog, RabbitStreamLog
 
 # Also `brokers`: `make test-fast` (-m "not brokers") runs everything that needs no broker.
 pytestmark = [pytest.mark.latency, pytest.mark.brokers]
@@ -58,3 +63,52 @@ def test_one_megabyte_throughput_is_capped_to_what_fits_the_machine() -> None:
 def test_the_command_line_names_every_log() -> None:
     """The command line keeps its own list (it imports no client library to print its help)."""
     assert tuple(LOGS) == LOG_SYSTEMS
+
+
+def test_the_replicated_logs_have_three_members_on_three_servers() -> None:
+    """``jetstream-r3`` and ``rabbitmq-stream-r3`` are what they say: a stream of three replicas,
+    one on each server of a cluster of three (asked of the servers themselves)."""
+    nats: Any = pytest.importorskip("nats")
+
+    with servers.NatsServer(jetstream=True, nodes=3) as cluster:
+
+        async def jetstream() -> tuple[str | None, list[str]]:
+            log = JetStreamLog(cluster.host, cluster.port, 30, replicas=3)
+            await log.open(lambda _data: None)
+            try:
+                connection = await nats.connect(f"nats://{cluster.host}:{cluster.port}")
+                info = await connection.jetstream().stream_info(log.stream)
+                await connection.close()
+            finally:
+                await log.close()
+            return info.cluster.leader, [peer.name for peer in info.cluster.replicas or []]
+
+        leader, followers = asyncio.run(jetstream())
+        assert leader is not None
+        assert len({leader, *followers}) == 3
+
+    with servers.RabbitMQServer(streams=True, nodes=3) as rabbit:
+
+        async def stream() -> list[str]:
+            log = RabbitStreamLog(rabbit.host, rabbit.stream_port, 30, replicas=3)
+            await log.open(lambda _data: None)
+            try:
+                env = {
+                    **os.environ,
+                    "HOME": str(rabbit.tmpdir / "home"),
+                    "ERL_EPMD_PORT": str(rabbit.epmd_port),
+                    "ERL_EPMD_ADDRESS": servers.HOST,
+                }
+                command = [str(Path(servers.RABBITMQ_SERVER).parent / "rabbitmqctl"), "-n", rabbit.nodename]
+                command += ["list_queues", "name", "members", "--formatter", "json"]
+                done = subprocess.run(
+                    command, env=env, capture_output=True, text=True, timeout=60, check=True
+                )
+            finally:
+                await log.close()
+            (queue,) = [q for q in json.loads(done.stdout) if q["name"] == log.stream]
+            members: list[str] = queue["members"]
+            return members
+
+        members = asyncio.run(stream())
+        assert len(set(members)) == 3

@@ -41,7 +41,7 @@ import time
 import uuid
 from pathlib import Path
 from types import TracebackType
-from typing import IO
+from typing import IO, Self
 
 HOST = "127.0.0.1"
 
@@ -278,7 +278,7 @@ class _Server:
                 self._tmp.cleanup()
                 self._tmp = None
 
-    def __enter__(self) -> _Server:
+    def __enter__(self) -> Self:
         self.start()
         return self
 
@@ -428,6 +428,12 @@ class RabbitMQServer(_Server):
 
     No plugins by default; ``streams=True`` enables ``rabbitmq_stream`` with
     its listener on loopback too (``stream_port``), for the commit-log runs.
+
+    ``nodes=3``: a cluster of three nodes on the one private epmd, sharing the
+    Erlang cookie, each with its own ports, Mnesia and logs; they find each
+    other by ``classic_config`` peer discovery. The first node starts alone;
+    the other two start once it answers, and join it during their boot, before
+    their listeners open. ``port`` and ``stream_port`` are the first node's.
     """
 
     name = "rabbitmq"
@@ -435,9 +441,12 @@ class RabbitMQServer(_Server):
     start_timeout = 90.0
     stop_timeout = 30.0
 
-    def __init__(self, *, streams: bool = False) -> None:
+    def __init__(self, *, streams: bool = False, nodes: int = 1) -> None:
         super().__init__()
+        if nodes not in (1, 3):
+            raise ValueError(f"nodes must be 1 or 3, not {nodes!r}")
         self.streams = streams
+        self.nodes = nodes
         self.epmd_port = 0
         self.dist_port = 0
         self.stream_port = 0
@@ -447,57 +456,75 @@ class RabbitMQServer(_Server):
     def pid_file(self) -> Path:
         return self.tmpdir / "rabbitmq.pid"
 
+    def _pid_files(self) -> list[Path]:
+        return [self.pid_file, *(self.tmpdir / f"rabbitmq-{node}.pid" for node in range(1, self.nodes))]
+
     def _launch(self) -> None:
         tmp = self.tmpdir
-        self.port = free_port()
         self.epmd_port = free_port()
-        self.dist_port = free_port()
-        self.nodename = f"topicmatch-{os.getpid()}-{uuid.uuid4().hex[:8]}@localhost"
+        stem = f"topicmatch-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        names = [f"{stem}@localhost", *(f"{stem}-{node}@localhost" for node in range(1, self.nodes))]
         (tmp / "home").mkdir()
-        (tmp / "mnesia").mkdir()
-        (tmp / "logs").mkdir()
-        conf = [
-            f"listeners.tcp.1 = {HOST}:{self.port}",
-            "log.console = true",
-            "log.console.level = warning",
-            "log.file.level = info",
-        ]
-        if self.streams:
-            self.stream_port = free_port()
-            (tmp / "enabled_plugins").write_text("[rabbitmq_stream].\n")
-            conf += [
-                f"stream.listeners.tcp.1 = {HOST}:{self.stream_port}",
-                f"stream.advertised_host = {HOST}",
-                f"stream.advertised_port = {self.stream_port}",
-                # Room for a 1 MiB message plus its framing in one publish frame.
-                "stream.frame_max = 8388608",
-            ]
-        else:
-            (tmp / "enabled_plugins").write_text("[].\n")
-        (tmp / "rabbitmq.conf").write_text("\n".join([*conf, ""]))
-        env = {
+        # One cookie for all nodes, written before any starts (each would make its own).
+        (tmp / "home" / ".erlang.cookie").write_text(uuid.uuid4().hex.upper())
+        (tmp / "home" / ".erlang.cookie").chmod(0o400)
+        (tmp / "enabled_plugins").write_text("[rabbitmq_stream].\n" if self.streams else "[].\n")
+        common = {
             "PATH": os.environ.get("PATH", os.defpath),
             "LANG": "C.UTF-8",
             "LC_ALL": "C.UTF-8",
             "HOME": str(tmp / "home"),
             "ERL_EPMD_ADDRESS": HOST,
             "ERL_EPMD_PORT": str(self.epmd_port),
-            "RABBITMQ_NODENAME": self.nodename,
             "RABBITMQ_NODE_IP_ADDRESS": HOST,
-            "RABBITMQ_NODE_PORT": str(self.port),
-            "RABBITMQ_DIST_PORT": str(self.dist_port),
             "RABBITMQ_CONF_ENV_FILE": str(tmp / "rabbitmq-env.conf"),
-            "RABBITMQ_CONFIG_FILE": str(tmp / "rabbitmq.conf"),
             "RABBITMQ_ADVANCED_CONFIG_FILE": str(tmp / "advanced.config"),
             "RABBITMQ_ENABLED_PLUGINS_FILE": str(tmp / "enabled_plugins"),
-            "RABBITMQ_MNESIA_BASE": str(tmp / "mnesia"),
-            "RABBITMQ_LOG_BASE": str(tmp / "logs"),
-            "RABBITMQ_PID_FILE": str(self.pid_file),
             "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS": "-kernel inet_dist_use_interface {127,0,0,1}",
         }
-        self._spawn([_resolve(EPMD), "-port", str(self.epmd_port), "-address", HOST], env=env)
-        self._spawn([_resolve(RABBITMQ_SERVER)], env=env)
-        self._wait_ready("AMQP handshake")
+        self._spawn([_resolve(EPMD), "-port", str(self.epmd_port), "-address", HOST], env=common)
+        for node, name in enumerate(names):
+            port, dist_port = free_port(), free_port()
+            stream_port = free_port() if self.streams else 0
+            suffix = f"-{node}" if node else ""
+            for sub in (f"mnesia{suffix}", f"logs{suffix}"):
+                (tmp / sub).mkdir()
+            conf = [
+                f"listeners.tcp.1 = {HOST}:{port}",
+                "log.console = true",
+                "log.console.level = warning",
+                "log.file.level = info",
+            ]
+            if self.streams:
+                conf += [
+                    f"stream.listeners.tcp.1 = {HOST}:{stream_port}",
+                    f"stream.advertised_host = {HOST}",
+                    f"stream.advertised_port = {stream_port}",
+                    # Room for a 1 MiB message plus its framing in one publish frame.
+                    "stream.frame_max = 8388608",
+                ]
+            if self.nodes > 1:
+                conf += ["cluster_formation.peer_discovery_backend = classic_config"]
+                conf += [f"cluster_formation.classic_config.nodes.{i + 1} = {n}" for i, n in enumerate(names)]
+            (tmp / f"rabbitmq{suffix}.conf").write_text("\n".join([*conf, ""]))
+            env = {
+                **common,
+                "RABBITMQ_NODENAME": name,
+                "RABBITMQ_NODE_PORT": str(port),
+                "RABBITMQ_DIST_PORT": str(dist_port),
+                "RABBITMQ_CONFIG_FILE": str(tmp / f"rabbitmq{suffix}.conf"),
+                "RABBITMQ_MNESIA_BASE": str(tmp / f"mnesia{suffix}"),
+                "RABBITMQ_LOG_BASE": str(tmp / f"logs{suffix}"),
+                "RABBITMQ_PID_FILE": str(self._pid_files()[node]),
+            }
+            self._spawn([_resolve(RABBITMQ_SERVER)], env=env)
+            self.port, self.stream_port = port, stream_port
+            if node == 0:
+                self.nodename, self.dist_port = name, dist_port
+                first = (port, stream_port)
+            # The first node alone, then each other one in turn: it joins during its boot.
+            self._wait_ready("AMQP handshake")
+        self.port, self.stream_port = first
 
     def _ready(self) -> bool:
         """Ready once the node answers the AMQP 0-9-1 header with Connection.Start.
@@ -518,21 +545,23 @@ class RabbitMQServer(_Server):
         return True
 
     def _log_paths(self) -> list[Path]:
-        """The start script's output and the node's own log files."""
-        return [self.log_path, *sorted((self.tmpdir / "logs").glob("*.log"))]
+        """The start scripts' output and the nodes' own log files."""
+        return [self.log_path, *sorted(self.tmpdir.glob("logs*/*.log"))]
 
     def _before_stop(self) -> None:
-        """Stop the Erlang VM by its PID first: the start script only forwards SIGTERM."""
+        """Stop each Erlang VM by its PID first (newest first): the start script only forwards
+        SIGTERM."""
         if self._tmp is None:
             return
-        try:
-            pid = int(self.pid_file.read_text().strip())
-            # Guard against a recycled PID: it must still be an Erlang VM.
-            if b"beam" not in Path(f"/proc/{pid}/cmdline").read_bytes():
-                return
-        except (OSError, ValueError):
-            return
-        _stop_pid(pid, self.stop_timeout)
+        for pid_file in reversed(self._pid_files()):
+            try:
+                pid = int(pid_file.read_text().strip())
+                # Guard against a recycled PID: it must still be an Erlang VM.
+                if b"beam" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    continue
+            except (OSError, ValueError):
+                continue
+            _stop_pid(pid, self.stop_timeout)
 
 
 class ActiveMQServer(_Server):

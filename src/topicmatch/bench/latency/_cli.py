@@ -31,6 +31,7 @@ LOG_SYSTEMS = (
     "jetstream-r3",
     "jetstream-noack",
     "rabbitmq-stream",
+    "rabbitmq-stream-r3",
     "redis-stream",
     "redis-stream-fsync",
 )

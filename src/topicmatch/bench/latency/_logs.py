@@ -69,6 +69,11 @@ LOGS: dict[str, LogInfo] = {
         "no fsync: confirmed once written to the OS; streams rely on replication for durability (here "
         "1 node, so none beyond the page cache)",
     ),
+    "rabbitmq-stream-r3": LogInfo(
+        "RabbitMQ 3.10.8 stream, 3 replicas: a cluster of 3 nodes on 127.0.0.1, stream protocol (own "
+        "minimal client)",
+        "replicated: confirmed once a majority (2 of 3) of the replicas wrote it to the OS, no fsync",
+    ),
     "redis-stream": LogInfo(
         "Redis 7.0.15 Streams, XADD / XREAD BLOCK (redis-py asyncio)",
         "AOF on, appendfsync everysec: replies before the fsync, which runs once a second in the background",
@@ -211,8 +216,11 @@ class JetStreamLog:
 
 
 class RabbitStreamLog:
-    def __init__(self, host: str, port: int, timeout: float) -> None:
+    """``replicas``: the stream's initial cluster size (3 on a 3-node cluster)."""
+
+    def __init__(self, host: str, port: int, timeout: float, *, replicas: int = 1) -> None:
         self.stream = f"topicmatch-{uuid.uuid4().hex[:10]}"
+        self.replicas = replicas
         self._pub = StreamClient(host, port, timeout=timeout)
         self._sub = StreamClient(host, port, timeout=timeout)
         self.timeout = timeout
@@ -222,7 +230,7 @@ class RabbitStreamLog:
     async def open(self, on_message: OnMessage) -> None:
         await self._pub.connect()
         await self._sub.connect()
-        await self._pub.create(self.stream)
+        await self._pub.create(self.stream, {"x-initial-cluster-size": str(self.replicas)})
         self._sub.on_message = on_message
         await self._sub.subscribe(1, self.stream, credit=10)
         self._pub.on_confirm = lambda ids: self._acks.ack(len(ids)) if self._acks else None
@@ -311,8 +319,8 @@ def log_service(system: str, timeout: float = 30.0) -> Iterator[Callable[[], Log
     }
     if system in jetstream:
         server = servers.NatsServer(jetstream=True, nodes=jetstream[system].get("replicas", 1))
-    elif system == "rabbitmq-stream":
-        server = servers.RabbitMQServer(streams=True)
+    elif system in ("rabbitmq-stream", "rabbitmq-stream-r3"):
+        server = servers.RabbitMQServer(streams=True, nodes=3 if system.endswith("-r3") else 1)
     elif system == "redis-stream":
         server = servers.RedisServer(appendfsync="everysec")
     elif system == "redis-stream-fsync":
@@ -323,7 +331,8 @@ def log_service(system: str, timeout: float = 30.0) -> Iterator[Callable[[], Log
     try:
         if isinstance(server, servers.RabbitMQServer):
             port = server.stream_port
-            yield lambda: RabbitStreamLog(server.host, port, timeout)
+            replicas = server.nodes
+            yield lambda: RabbitStreamLog(server.host, port, timeout, replicas=replicas)
         elif isinstance(server, servers.NatsServer):
             yield lambda: JetStreamLog(server.host, server.port, timeout, **jetstream[system])
         else:

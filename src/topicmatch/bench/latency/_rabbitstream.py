@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import itertools
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 __all__ = ["StreamClient", "StreamError"]
 
@@ -85,8 +85,12 @@ class StreamClient:
     def _blob(data: bytes) -> bytes:
         return struct.pack(">i", len(data)) + data
 
-    async def create(self, stream: str) -> None:
-        await self._call(CREATE, _string(stream) + struct.pack(">i", 0))
+    async def create(self, stream: str, arguments: Mapping[str, str] | None = None) -> None:
+        """Create ``stream`` with ``arguments`` (``x-initial-cluster-size``, ...)."""
+        pairs = list((arguments or {}).items())
+        body = _string(stream) + struct.pack(">i", len(pairs))
+        body += b"".join(_string(key) + _string(value) for key, value in pairs)
+        await self._call(CREATE, body)
 
     async def delete(self, stream: str) -> None:
         await self._call(DELETE, _string(stream))
