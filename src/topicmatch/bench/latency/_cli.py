@@ -311,10 +311,13 @@ def _address(text: str) -> tuple[str, int]:
 
 
 def _heavy_spark_session(master: str) -> Any:
-    """A classic Spark session on ``master`` for the load shares, quiet, loopback-bound locally."""
+    """A classic Spark session on ``master`` for the load shares, without its web UI. Its barrier
+    stage's wait for all shares is bounded (Spark's default is a year): ten minutes, far beyond
+    any share's set-up (``LoadSpec.setup_timeout``, 60 s)."""
     session_module = importlib.import_module("topicmatch.spark._session")
+    conf = {"spark.ui.enabled": "false", "spark.barrier.sync.timeout": "600s"}
     try:
-        return session_module.session(master, {"spark.ui.enabled": "false"})
+        return session_module.session(master, conf)
     except RuntimeError as error:
         raise UsageError(str(error)) from None
 
