@@ -375,7 +375,7 @@ def test_help_on_every_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--checkpoint DIR" in route_help
     # the help says the real thresholds
     assert f"split from {SPLIT_FROM:,} such subscriptions on" in route_help
-    assert f"shard from {SHARD_FROM:,} left for the workers, in shards of {SHARD_PAIRS:,}" in route_help
+    assert f"shard from {SHARD_FROM:,} left for the workers, in shards of about {SHARD_PAIRS:,}" in route_help
 
 
 def run_help(capsys: pytest.CaptureFixture[str], command: str) -> str:

@@ -102,7 +102,7 @@ def add_commands(commands: Any) -> None:
         "workers (batch only); shard: split, and the workers' part cut into shards by the first word "
         "of each pattern, the messages shuffled to their shard (batch only); auto: split from "
         "100,000 such subscriptions on, shard from 1,000,000 left for the workers, in shards of "
-        "500,000 (default: auto)",
+        "about 500,000 (default: auto)",
     )
     route.add_argument(
         "--messages-format",

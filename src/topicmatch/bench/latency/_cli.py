@@ -99,7 +99,8 @@ def add_bench_commands(subparsers: Any) -> None:
         description=(
             "Send requests at a fixed rate and measure each from its intended start (coordinated "
             "omission corrected), from its actual send (uncorrected) and the generator's lateness. "
-            "The broker is started privately on 127.0.0.1 and stopped after. Writes per run a JSON "
+            "The broker is started privately on 127.0.0.1 and stopped after (or --broker names a "
+            "running one). Writes per run a JSON "
             "file, .hgrm files and an interval log (.corrected.hlog), the charts (latency by "
             "percentile and over time; with --sweep, latency against rate) and report.md to --out. "
             "Sizes: KB = 1,024 B, MB = 1,048,576 B."
@@ -201,7 +202,8 @@ def add_bench_commands(subparsers: Any) -> None:
         description=(
             "Latency: publish random payloads at a fixed rate and measure end to end, publisher to "
             "subscriber, from each message's intended publish time. Throughput: publish N messages "
-            "per size, complete only when the server acknowledged every one, measured at the "
+            "per size, complete only when the server acknowledged every one (jetstream-noack: once "
+            "flushed), measured at the "
             "publisher and at the subscriber. Each system's durability setting is reported with it."
         ),
     )
