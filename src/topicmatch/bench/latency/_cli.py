@@ -315,9 +315,10 @@ def _address(text: str) -> tuple[str, int]:
 def _heavy_spark_session(master: str) -> Any:
     """A classic Spark session on ``master`` for the load shares, without its web UI. Its barrier
     stage's wait for all shares is bounded (Spark's default is a year): ten minutes, far beyond
-    any share's set-up (``LoadSpec.setup_timeout``, 60 s)."""
+    any share's set-up (``LoadSpec.setup_timeout``, 60 s). A failed task is not retried: a retry
+    of a barrier stage runs the whole load again, and the run is reported as failed instead."""
     session_module = importlib.import_module("topicmatch.spark._session")
-    conf = {"spark.ui.enabled": "false", "spark.barrier.sync.timeout": "600s"}
+    conf = {"spark.ui.enabled": "false", "spark.barrier.sync.timeout": "600s", "spark.task.maxFailures": "1"}
     try:
         return session_module.session(master, conf)
     except RuntimeError as error:
