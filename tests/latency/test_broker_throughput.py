@@ -40,6 +40,8 @@ def test_every_system_delivers_and_is_reported(tmp_path: Path) -> None:
     report = (tmp_path / "report.md").read_text()
     assert "| nats |" in report
     assert "| redis-benchmark |" in report
+    assert "| activemq producer |" in report
+    assert "| - |" not in report.split("Native tools")[1]  # both tools gave a figure
     assert "--messages 3000" in report
     assert (tmp_path / "brokers.png").stat().st_size > 5_000
 

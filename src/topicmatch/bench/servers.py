@@ -565,9 +565,10 @@ class RabbitMQServer(_Server):
 
 
 class ActiveMQServer(_Server):
-    """ActiveMQ 5.17 (Debian's ``activemq``) as a private instance: one STOMP connector on
-    127.0.0.1 (NIO, Nagle off), no persistence, no JMX, no advisory topics, its configuration,
-    data and log in the private dir, a 512 MiB heap.
+    """ActiveMQ 5.17 (Debian's ``activemq``) as a private instance: a STOMP connector on
+    127.0.0.1 (NIO, Nagle off) and an OpenWire one (``openwire_port``, for ActiveMQ's own producer
+    and consumer tools), no persistence, no JMX, no advisory topics, its configuration, data and
+    log in the private dir, a 512 MiB heap.
 
     Debian's service wrapper would run the system instance under /var/lib/activemq; the
     launcher jar is started directly instead (``java -jar activemq.jar start xbean:file:...``),
@@ -578,8 +579,13 @@ class ActiveMQServer(_Server):
     binary_key = "activemq"
     start_timeout = 60.0
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.openwire_port = 0  # OpenWire, for ActiveMQ's own producer and consumer tools
+
     def _launch(self) -> None:
         self.port = free_port()
+        self.openwire_port = free_port()
         conf, data = self.tmpdir / "conf", self.tmpdir / "data"
         conf.mkdir()
         data.mkdir()
@@ -594,6 +600,7 @@ class ActiveMQServer(_Server):
             "    <transportConnectors>\n"
             f'      <transportConnector name="stomp" uri="stomp+nio://{HOST}:{self.port}'
             '?transport.tcpNoDelay=true"/>\n'
+            f'      <transportConnector name="openwire" uri="tcp://{HOST}:{self.openwire_port}"/>\n'
             "    </transportConnectors>\n"
             "  </broker>\n"
             "</beans>\n"

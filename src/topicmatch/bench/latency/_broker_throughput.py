@@ -26,6 +26,7 @@ import json
 import multiprocessing
 import os
 import queue
+import re
 import shutil
 import subprocess
 import threading
@@ -582,6 +583,62 @@ def redis_benchmark(messages: int, size: int, timeout: float = 300.0) -> NativeR
     return run
 
 
+def activemq_producer(messages: int, size: int, timeout: float = 300.0) -> NativeRun:
+    """ActiveMQ's own demo ``producer`` (in Debian's package: ``activemq.jar producer``) sending
+    ``messages`` non-persistent messages of ``size`` bytes to a topic over OpenWire, with its own
+    ``consumer`` subscribed, to a private ActiveMQ: the broker with its native Java clients. The
+    rate is the producer's count over the elapsed time it reports (its JVM's start left out)."""
+    run = NativeRun("activemq producer")
+    server = servers.ActiveMQServer()
+    start_server(server)
+    try:
+        conf = server.tmpdir / "conf"
+        (conf / "tool.properties").write_text(  # the tool reports its figures at INFO
+            "log4j.rootLogger=INFO, out\nlog4j.appender.out=org.apache.log4j.ConsoleAppender\n"
+            "log4j.appender.out.layout=org.apache.log4j.PatternLayout\n"
+            "log4j.appender.out.layout.ConversionPattern=%m%n\n"
+        )
+        java = [shutil.which("java") or "java", "-Dactivemq.home=/usr/share/activemq"]
+        java += [f"-Dactivemq.base={server.tmpdir}", "-jar", servers.ACTIVEMQ_JAR]
+        where = [
+            "--brokerUrl",
+            f"tcp://{servers.HOST}:{server.openwire_port}",
+            "--destination",
+            f"topic://{SUBJECT}",
+        ]
+        quiet = [f"-Dlog4j.configuration=file:{conf / 'log4j.properties'}"]  # WARN: not a line per message
+        consumer = subprocess.Popen(
+            [java[0], *quiet, *java[1:], "consumer", *where, "--messageCount", str(messages)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            time.sleep(3)  # the consumer's JVM up and subscribed before the first message
+            loud = [f"-Dlog4j.configuration=file:{conf / 'tool.properties'}"]
+            argv = [java[0], *loud, *java[1:], "producer", *where, "--messageCount", str(messages)]
+            argv += ["--messageSize", str(size), "--persistent", "false"]
+            run.command = (
+                f"activemq producer --destination topic://{SUBJECT} --messageCount {messages} "
+                f"--messageSize {size} --persistent false"
+            )
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+            produced = re.search(r"Produced: (\d+) messages", done.stdout)
+            elapsed = re.search(r"Elapsed time in milli second : (\d+)", done.stdout)
+            if produced and elapsed and int(elapsed.group(1)) > 0:
+                run.rate = int(produced.group(1)) / (int(elapsed.group(1)) / 1000)
+            else:
+                said = (done.stderr or done.stdout).strip().splitlines()
+                run.error = f"no figure: {said[-1] if said else 'no output'}"
+        except subprocess.TimeoutExpired:
+            run.error = f"cut short after {timeout:g} s"
+        finally:
+            consumer.kill()
+            consumer.wait(5)
+    finally:
+        server.stop()
+    return run
+
+
 def _csv_rate(text: str) -> float:
     """The requests a second of ``redis-benchmark --csv``'s output (header, then one row)."""
     for row in csv.reader(text.splitlines()[1:]):
@@ -675,10 +732,11 @@ def run_brokers(
             progress(f"  the publisher alone, against a no-op sink: {alone.sender_rate:,.0f}/s")
         runs.append(run)
     native = []
-    if "redis" in systems:
-        progress(f"redis-benchmark: {messages:,} PUBLISH of {size_name(size)}")
-        native.append(redis_benchmark(messages, size))
-        progress(f"  {native[-1].rate:,.0f}/s" if native[-1].rate else f"  {native[-1].error}")
+    for system, tool in (("redis", redis_benchmark), ("activemq", activemq_producer)):
+        if system in systems:
+            progress(f"{system}'s own tool: {messages:,} messages of {size_name(size)}")
+            native.append(tool(messages, size))
+            progress(f"  {native[-1].rate:,.0f}/s" if native[-1].rate else f"  {native[-1].error}")
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(
         json.dumps({"machine": machine, "runs": [r.as_dict() for r in runs]}, indent=1)
