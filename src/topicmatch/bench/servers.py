@@ -234,6 +234,15 @@ class _Server:
         """Whether the broker answers its protocol's greeting on ``self.port``."""
         raise NotImplementedError
 
+    def _answers(self, greeting: bytes, expected: bytes, port: int = 0, timeout: float = 2.0) -> bool:
+        """Whether ``port`` (default ``self.port``) answers ``greeting`` (nothing: just connect)
+        with a reply that starts with ``expected``: the readiness probe of most brokers."""
+        with socket.create_connection((self.host, port or self.port), timeout=2) as sock:
+            sock.settimeout(timeout)
+            if greeting:
+                sock.sendall(greeting)
+            return sock.recv(len(expected)).startswith(expected)
+
     def _launch(self) -> None:
         raise NotImplementedError
 
@@ -411,9 +420,7 @@ class NatsServer(_Server):
 
     def _ready(self) -> bool:
         """Ready once the server greets a new client with its INFO line."""
-        with socket.create_connection((self.host, self.port), timeout=2) as sock:
-            sock.settimeout(2)
-            return sock.recv(4).startswith(b"INFO")
+        return self._answers(b"", b"INFO")
 
 
 class RabbitMQServer(_Server):
@@ -532,13 +539,9 @@ class RabbitMQServer(_Server):
         With streams, the stream listener must accept connections as well (the
         plugin starts its listener on its own schedule during boot).
         """
-        with socket.create_connection((self.host, self.port), timeout=2) as sock:
-            sock.settimeout(5)
-            sock.sendall(b"AMQP\x00\x00\x09\x01")
-            frame = sock.recv(7)
-            # Method frame (type 1) on channel 0.
-            if frame[:3] != b"\x01\x00\x00":
-                return False
+        # Connection.Start: a method frame (type 1) on channel 0.
+        if not self._answers(b"AMQP\x00\x00\x09\x01", b"\x01\x00\x00", timeout=5):
+            return False
         if self.streams:
             with socket.create_connection((self.host, self.stream_port), timeout=2):
                 pass
@@ -631,10 +634,7 @@ class ActiveMQServer(_Server):
 
     def _ready(self) -> bool:
         """Ready once a STOMP CONNECT is answered with CONNECTED."""
-        with socket.create_connection((self.host, self.port), timeout=2) as sock:
-            sock.settimeout(5)
-            sock.sendall(b"CONNECT\naccept-version:1.2\nhost:localhost\n\n\x00")
-            return sock.recv(9).startswith(b"CONNECTED")
+        return self._answers(b"CONNECT\naccept-version:1.2\nhost:localhost\n\n\x00", b"CONNECTED", timeout=5)
 
 
 class RedisServer(_Server):
@@ -679,7 +679,4 @@ class RedisServer(_Server):
 
     def _ready(self) -> bool:
         """Ready once PING is answered with PONG."""
-        with socket.create_connection((self.host, self.port), timeout=2) as sock:
-            sock.settimeout(2)
-            sock.sendall(b"PING\r\n")
-            return sock.recv(7).startswith(b"+PONG")
+        return self._answers(b"PING\r\n", b"+PONG")
