@@ -546,30 +546,26 @@ class NativeRun:
     error: str = ""
 
 
-def redis_benchmark(messages: int, size: int, timeout: float = 300.0) -> NativeRun:
-    """``redis-benchmark`` (Debian's redis-tools) sending ``messages`` PUBLISH of ``size`` bytes
-    on one connection, pipelined by 100 as our Python publisher is, to a private Redis with one
-    ``redis-cli`` subscriber on the channel: the broker's pub/sub with native clients."""
-    run = NativeRun("redis-benchmark")
-    tool, cli = shutil.which("redis-benchmark"), shutil.which("redis-cli")
-    if tool is None or cli is None:
-        run.error = "redis-benchmark or redis-cli missing: apt-get install redis-tools"
-        return run
-    server = SERVERS["redis"]()
+def _native(
+    run: NativeRun,
+    server: Any,
+    commands: Callable[[], tuple[list[str], list[str]]],
+    rate: Callable[[str], float],
+    timeout: float,
+    settle: float,
+) -> NativeRun:
+    """Run a broker's own tool against ``server``, started here and stopped after:
+    ``commands()`` (called once the server is up: its ports are known) gives a native
+    subscriber's argv, started first with ``settle`` s to subscribe, and the tool's argv, whose
+    output ``rate`` reads (0: no figure)."""
     start_server(server)
     try:
-        target = ["-h", servers.HOST, "-p", str(server.port)]
-        subscriber = subprocess.Popen(
-            [cli, *target, "SUBSCRIBE", SUBJECT], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
+        listener, tool = commands()
+        subscriber = subprocess.Popen(listener, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            time.sleep(0.5)  # subscribed before the first PUBLISH
-            argv = [tool, *target, "-c", "1", "-P", "100", "-n", str(messages), "--csv", "PUBLISH", SUBJECT]
-            run.command = f"redis-benchmark -c 1 -P 100 -n {messages} --csv PUBLISH {SUBJECT} <{size} bytes>"
-            done = subprocess.run(
-                [*argv, "x" * size], capture_output=True, text=True, timeout=timeout, check=False
-            )
-            run.rate = _csv_rate(done.stdout)
+            time.sleep(settle)  # subscribed before the first message
+            done = subprocess.run(tool, capture_output=True, text=True, timeout=timeout, check=False)
+            run.rate = rate(done.stdout)
             if not run.rate:
                 said = (done.stderr or done.stdout).strip().splitlines()
                 run.error = f"no figure: {said[-1] if said else 'no output'}"
@@ -583,60 +579,77 @@ def redis_benchmark(messages: int, size: int, timeout: float = 300.0) -> NativeR
     return run
 
 
+def redis_benchmark(messages: int, size: int, timeout: float = 300.0) -> NativeRun:
+    """``redis-benchmark`` (Debian's redis-tools) sending ``messages`` PUBLISH of ``size`` bytes
+    on one connection, pipelined by 100 as our Python publisher is, to a private Redis with one
+    ``redis-cli`` subscriber on the channel: the broker's pub/sub with native clients."""
+    run = NativeRun("redis-benchmark")
+    tool, cli = shutil.which("redis-benchmark"), shutil.which("redis-cli")
+    if tool is None or cli is None:
+        run.error = "redis-benchmark or redis-cli missing: apt-get install redis-tools"
+        return run
+    run.command = f"redis-benchmark -c 1 -P 100 -n {messages} --csv PUBLISH {SUBJECT} <{size} bytes>"
+    server = SERVERS["redis"]()
+
+    def commands() -> tuple[list[str], list[str]]:
+        target = ["-h", servers.HOST, "-p", str(server.port)]
+        publish = ["-c", "1", "-P", "100", "-n", str(messages), "--csv", "PUBLISH", SUBJECT, "x" * size]
+        return [cli, *target, "SUBSCRIBE", SUBJECT], [tool, *target, *publish]
+
+    return _native(run, server, commands, _csv_rate, timeout, settle=0.5)
+
+
 def activemq_producer(messages: int, size: int, timeout: float = 300.0) -> NativeRun:
     """ActiveMQ's own demo ``producer`` (in Debian's package: ``activemq.jar producer``) sending
     ``messages`` non-persistent messages of ``size`` bytes to a topic over OpenWire, with its own
     ``consumer`` subscribed, to a private ActiveMQ: the broker with its native Java clients. The
     rate is the producer's count over the elapsed time it reports (its JVM's start left out)."""
     run = NativeRun("activemq producer")
+    run.command = (
+        f"activemq producer --destination topic://{SUBJECT} --messageCount {messages} "
+        f"--messageSize {size} --persistent false"
+    )
     server = servers.ActiveMQServer()
-    start_server(server)
-    try:
+
+    def commands() -> tuple[list[str], list[str]]:
         conf = server.tmpdir / "conf"
-        (conf / "tool.properties").write_text(  # the tool reports its figures at INFO
+        (conf / "tool.properties").write_text(  # the producer reports its figures at INFO
             "log4j.rootLogger=INFO, out\nlog4j.appender.out=org.apache.log4j.ConsoleAppender\n"
             "log4j.appender.out.layout=org.apache.log4j.PatternLayout\n"
             "log4j.appender.out.layout.ConversionPattern=%m%n\n"
         )
-        java = [shutil.which("java") or "java", "-Dactivemq.home=/usr/share/activemq"]
-        java += [f"-Dactivemq.base={server.tmpdir}", "-jar", servers.ACTIVEMQ_JAR]
-        where = [
-            "--brokerUrl",
-            f"tcp://{servers.HOST}:{server.openwire_port}",
-            "--destination",
-            f"topic://{SUBJECT}",
-        ]
-        quiet = [f"-Dlog4j.configuration=file:{conf / 'log4j.properties'}"]  # WARN: not a line per message
-        consumer = subprocess.Popen(
-            [java[0], *quiet, *java[1:], "consumer", *where, "--messageCount", str(messages)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            time.sleep(3)  # the consumer's JVM up and subscribed before the first message
-            loud = [f"-Dlog4j.configuration=file:{conf / 'tool.properties'}"]
-            argv = [java[0], *loud, *java[1:], "producer", *where, "--messageCount", str(messages)]
-            argv += ["--messageSize", str(size), "--persistent", "false"]
-            run.command = (
-                f"activemq producer --destination topic://{SUBJECT} --messageCount {messages} "
-                f"--messageSize {size} --persistent false"
-            )
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
-            produced = re.search(r"Produced: (\d+) messages", done.stdout)
-            elapsed = re.search(r"Elapsed time in milli second : (\d+)", done.stdout)
-            if produced and elapsed and int(elapsed.group(1)) > 0:
-                run.rate = int(produced.group(1)) / (int(elapsed.group(1)) / 1000)
-            else:
-                said = (done.stderr or done.stdout).strip().splitlines()
-                run.error = f"no figure: {said[-1] if said else 'no output'}"
-        except subprocess.TimeoutExpired:
-            run.error = f"cut short after {timeout:g} s"
-        finally:
-            consumer.kill()
-            consumer.wait(5)
-    finally:
-        server.stop()
-    return run
+
+        def java(log4j: str, *task: str) -> list[str]:
+            return [
+                shutil.which("java") or "java",
+                f"-Dlog4j.configuration=file:{conf / log4j}",
+                "-Dactivemq.home=/usr/share/activemq",
+                f"-Dactivemq.base={server.tmpdir}",
+                "-jar",
+                servers.ACTIVEMQ_JAR,
+                *task,
+                "--brokerUrl",
+                f"tcp://{servers.HOST}:{server.openwire_port}",
+                "--destination",
+                f"topic://{SUBJECT}",
+                "--messageCount",
+                str(messages),
+            ]
+
+        # The consumer at WARN (the instance's own log4j file): not a line per message.
+        producer = java("tool.properties", "producer", "--messageSize", str(size), "--persistent", "false")
+        return java("log4j.properties", "consumer"), producer
+
+    return _native(run, server, commands, _producer_rate, timeout, settle=3.0)
+
+
+def _producer_rate(text: str) -> float:
+    """Messages a second of ActiveMQ's demo producer: its count over its elapsed milliseconds."""
+    produced = re.search(r"Produced: (\d+) messages", text)
+    elapsed = re.search(r"Elapsed time in milli second : (\d+)", text)
+    if produced is None or elapsed is None or not int(elapsed.group(1)):
+        return 0.0
+    return int(produced.group(1)) / (int(elapsed.group(1)) / 1000)
 
 
 def _csv_rate(text: str) -> float:
