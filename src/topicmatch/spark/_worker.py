@@ -528,15 +528,17 @@ class RouteFunction:
                     # this worker ended on it), also those that earlier tasks left cached.
                     compiled = None
                     key, payload = self.shards[shard]
-                    dropped = [_COMPILED.pop(other, None) for other, _ in self.shards if other != key]
-                    if any(dropped):
+                    # Counted, not kept: a list of them would keep them alive through the collection.
+                    dropped = sum(
+                        _COMPILED.pop(other, None) is not None for other, _ in self.shards if other != key
+                    )
+                    if dropped:
                         # A dropped matcher's DFA is cyclic, and its states hold the trie's nodes:
                         # without a collection the whole shard stays until the collector's next
                         # full pass, and the next shard is built beside it (the 2M-wildcard run's
                         # workers held 1.7 GiB with shards of 0.5 GiB). A full collection here
                         # costs about 1.6 s per dropped 400,000-pattern shard, against 2.9 s to
                         # build one (benchmarks/shard_memory.py, docs/performance.md).
-                        del dropped
                         gc.collect()
                     current = shard
                     compiled = compiled_for(key, self.dialect, self.pedantic, payload)
