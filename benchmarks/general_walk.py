@@ -30,7 +30,7 @@ def inline(alive: dict[Node, None], words: Iterable[str]) -> frozenset[Hashable]
         for node in alive:
             if node.is_hash:
                 nxt[node] = None
-            child = node.children.get(word)
+            child = node.get(word)
             if child is not None:
                 nxt[child] = None
                 if child.hash is not None:

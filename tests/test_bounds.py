@@ -18,6 +18,7 @@ from topicmatch import ConfigurationError, Matcher, _cache, _walk
 from topicmatch._cache import MAX_TOPIC_WORDS, WALK_STEPS
 from topicmatch._dfa import DFA
 from topicmatch._walk import SMALL, materialize
+from topicmatch.bench import shapes
 
 HOSTILE = "#.a.#.a.#.a.#.a.#.a.#.a.#.a.#.a.#.a.#.a.#.b"
 
@@ -185,6 +186,42 @@ def test_the_dfa_bound_is_set_through_the_matcher() -> None:
         Matcher("trie", dfa_bytes=budget)
 
 
+def test_equal_words_share_one_string_in_the_trie() -> None:
+    # Each pattern's words come from its own split; the nodes keep one string per word (the
+    # dicts' keys stay in the CPU's cache on a walk, and memory holds each word once).
+    m = Matcher("trie", "mqtt")
+    m.subscribe_many(
+        (f"{site}/floor{f}/room{r}", 0) for site in ("north", "south") for f in range(5) for r in range(5)
+    )
+    keys: dict[str, set[int]] = {}
+    stack = [m._index._root]  # type: ignore[attr-defined]
+    while stack:
+        node = stack.pop()
+        for word, child in node.items():
+            keys.setdefault(word, set()).add(id(word))
+            stack.append(child)
+    assert len(keys) == 2 + 5 + 5
+    assert all(len(ids) == 1 for ids in keys.values()), keys
+
+
+def test_the_trie_takes_a_bounded_number_of_bytes_per_subscription() -> None:
+    """The matrix's distinct-topics table (10,000 MQTT filters of 5 words), traced: 1,002 bytes
+    a subscription (docs/performance.md); 1,314 when every node had a dict of children and a
+    dict of patterns of its own and its own copy of each word."""
+    shape = shapes.distinct(10_000, 1)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        m = Matcher("trie", "mqtt")
+        m.subscribe_many(shape.pairs)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(m) == 10_000
+    assert grown / 10_000 < 1_100, grown / 10_000
+
+
 def test_subscribe_many_on_one_node_is_linear() -> None:
     # MQTT shared subscriptions with distinct groups all end on one node ('sensors/#'). Linear
     # building makes 4x the pairs cost about 4x (memory effects add a little); rebuilding the
@@ -203,7 +240,7 @@ def test_subscribe_many_on_one_node_is_linear() -> None:
 def test_a_subscribe_on_a_big_node_does_not_rebuild_its_union() -> None:
     m = Matcher(cache_size=0, dialect="mqtt")
     m.subscribe_many((f"$share/g{i}/sensors/#", i) for i in range(4 * SMALL))
-    node = m._index._root.children["sensors"].hash  # type: ignore[attr-defined]
+    node = m._index._root["sensors"].hash  # type: ignore[attr-defined]
     m.lookup("sensors/x")
     assert node.view is not None  # the union the lookup made, kept under the node's stamp
     m.subscribe("$share/new/sensors/#", "late")
@@ -223,15 +260,15 @@ def test_a_snapshot_copies_nothing_and_a_write_after_it_copies_its_path_once(
     algorithm: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     copies: list[int] = []
-    real_copy = _walk.Node.copy
+    real_copy = _walk.Node.copy_for
 
     def counted(node: _walk.Node, gen: object) -> _walk.Node:
-        copies.append(len(node.children))
+        copies.append(len(node))
         return real_copy(node, gen)
 
     m = Matcher(algorithm)
     m.subscribe_many((f"s.{i}.*.x", i) for i in range(20_000))
-    monkeypatch.setattr(_walk.Node, "copy", counted)
+    monkeypatch.setattr(_walk.Node, "copy_for", counted)
     snap = m.snapshot()
     assert snap._index._root is m._index._root  # type: ignore[attr-defined]  # shared, not copied
     assert copies == []

@@ -11,6 +11,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Hashable, Iterator
+from typing import Any, ClassVar
 
 import pytest
 
@@ -366,7 +367,21 @@ class _WriteOnGet(dict):  # type: ignore[type-arg]
         return super().get(key, default)
 
 
-def test_a_trie_lookup_overlapping_writes_retries() -> None:
+class _WriteOnGetNode(_walk.Node):
+    """The trie's node that runs a writer's steps (the class's ``steps``, once) when it is first
+    read: a write landing mid-walk, as :class:`_WriteOnGet` for the cstrie's dicts."""
+
+    __slots__ = ()
+    steps: ClassVar[Callable[[], None] | None] = None
+
+    def get(self, key: str, default: object = None) -> Any:
+        steps, _WriteOnGetNode.steps = _WriteOnGetNode.steps, None
+        if steps is not None:
+            steps()
+        return super().get(key, default)
+
+
+def test_a_trie_lookup_overlapping_writes_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     """The trie's version check, pinned: the lookup reads the '#' branch ({1}), then two writes
     land (unsubscribe '#', subscribe 'a.*') before it reads 'a': without the check it returns
     {1, 2}, which never existed (the states were {1}, {} and {2})."""
@@ -379,9 +394,10 @@ def test_a_trie_lookup_overlapping_writes_retries() -> None:
             m.unsubscribe("#", 1)
             m.subscribe("a.*", 2)
 
-        index._root.children = _WriteOnGet(index._root.children, steps)  # type: ignore[attr-defined]
+        monkeypatch.setattr(_WriteOnGetNode, "steps", steps)
+        index._root.__class__ = _WriteOnGetNode  # type: ignore[attr-defined]
         assert m.lookup("a.b") == {2}, algorithm
-        assert index._root.children.steps is None  # type: ignore[attr-defined]  # the writes ran mid-walk
+        assert _WriteOnGetNode.steps is None  # the writes ran mid-walk
 
 
 def test_a_cstrie_lookup_overlapping_writes_retries() -> None:
@@ -484,6 +500,21 @@ class _StoreHook(dict):  # type: ignore[type-arg]
             hook()
 
 
+class _StoreHookNode(_walk.Node):
+    """The trie's node with a hook (the class's ``hook``, once) on its first store of a child."""
+
+    __slots__ = ()
+    hook: ClassVar[Callable[[], None] | None] = None
+
+    def __setitem__(self, key: str, value: _walk.Node) -> None:
+        hook, _StoreHookNode.hook = _StoreHookNode.hook, None
+        if hook is not None and _HOOK_AT == "before":
+            hook()
+        super().__setitem__(key, value)
+        if hook is not None and _HOOK_AT == "after":
+            hook()
+
+
 _HOOK_AT = "before"
 
 
@@ -528,7 +559,8 @@ def test_no_lookup_returns_while_a_change_is_half_published(
         root = index._root  # type: ignore[attr-defined]
         (root if pattern == "a.b" else root.main.hash).__class__ = _HookedINode
     elif pattern == "a.b":  # the trie links a new branch
-        index._root.children = _StoreHook(index._root.children, hook)  # type: ignore[attr-defined]
+        monkeypatch.setattr(_StoreHookNode, "hook", hook)
+        index._root.__class__ = _StoreHookNode  # type: ignore[attr-defined]
     else:  # the trie's node of '#' gets a new subscriber set
         node = index._root.hash  # type: ignore[attr-defined]
         node.by_pattern = _StoreHook(node.by_pattern, hook)

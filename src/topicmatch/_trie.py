@@ -14,7 +14,7 @@ write replaces it.
 Snapshots are O(1), by copy-on-write: every node carries the *generation* of the trie that may
 change it in place. ``snapshot`` hands the current root to a read-only trie and starts a new
 generation, so from then on every node reachable from that root belongs to the snapshot, and a
-writer copies (:meth:`Node.copy`) each node of an older generation on its path before changing
+writer copies (:meth:`Node.copy_for`) each node of an older generation on its path before changing
 it, linking the copy into its (already copied) parent. Each node is copied at most once per
 snapshot; a copy has the same content as its original, so readers may meet either.
 """
@@ -128,7 +128,7 @@ class TrieIndex(Index):
         while i < n:
             token = tokens[i]
             # node.child(token), inlined: writes walk every level of the pattern.
-            nxt = node.star if token is STAR else node.hash if token is HASH else node.children.get(token)
+            nxt = node.star if token is STAR else node.hash if token is HASH else node.get(token)
             if nxt is None:
                 break
             node = nxt
@@ -154,7 +154,7 @@ class TrieIndex(Index):
             self._version += 1  # odd before the publishing store (and _inner_hash, read by lookups)
             # Raised before the link: a lookup must never take the leaf walk through the new
             # branch's inner '#' (see __init__).
-            self._inner_hash += tokens[i:-1].count(HASH) + (node.is_hash and not node.children)
+            self._inner_hash += tokens[i:-1].count(HASH) + (node.is_hash and not len(node))
             node.link(tokens[i], head)
         self._version += 1  # even after it
         self._count += added
@@ -169,7 +169,7 @@ class TrieIndex(Index):
         node = self._root
         path: list[Node] = [node]
         for token in tokens:
-            nxt = node.star if token is STAR else node.hash if token is HASH else node.children.get(token)
+            nxt = node.star if token is STAR else node.hash if token is HASH else node.get(token)
             if nxt is None:
                 return 0
             path.append(nxt)
@@ -191,7 +191,7 @@ class TrieIndex(Index):
                 break
             parent = path[depth - 1]
             parent.link(tokens[depth - 1], None)
-            if parent.is_hash and not parent.children:
+            if parent.is_hash and not len(parent):
                 self._inner_hash -= 1
         self._version += 1  # even after the last store
         return removed
@@ -207,13 +207,13 @@ class TrieIndex(Index):
         gen = self._gen
         node = self._root
         if node.gen is not gen:
-            node = self._root = node.copy(gen)
+            node = self._root = node.copy_for(gen)
         path = [node]
         for token in tokens[:depth]:
-            child = node.star if token is STAR else node.hash if token is HASH else node.children[token]
+            child = node.star if token is STAR else node.hash if token is HASH else node[token]
             assert child is not None, "the caller walked this path"
             if child.gen is not gen:
-                child = child.copy(gen)
+                child = child.copy_for(gen)
                 node.link(token, child)
             path.append(child)
             node = child
@@ -317,7 +317,9 @@ class TrieIndex(Index):
         """The patterns that overlap ``tokens``, by a walk of an O(1) snapshot's branches that the
         pattern can reach (:func:`._algebra.overlapping_in_trie`), not a scan."""
         return [
-            item for node in overlapping_in_trie(self._frozen_root(), tokens, rules) for item in node.items()
+            item
+            for node in overlapping_in_trie(self._frozen_root(), tokens, rules)
+            for item in node.patterns()
         ]
 
     def items(self) -> list[Item]:
@@ -326,9 +328,9 @@ class TrieIndex(Index):
         stack: list[tuple[Node, Tokens]] = [(self._frozen_root(), ())]
         while stack:
             node, prefix = stack.pop()
-            for pattern, subs in node.items():
+            for pattern, subs in node.patterns():
                 out.append((pattern, prefix, subs))
-            for word, child in node.children.items():
+            for word, child in node.items():
                 stack.append((child, (*prefix, word)))
             if node.star is not None:
                 stack.append((node.star, (*prefix, STAR)))

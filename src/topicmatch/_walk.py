@@ -1,7 +1,8 @@
 """The trie's node and its lookup walks, shared by the trie and the DFA run over it.
 
-Layout: a node holds a dict of literal children, one ``star`` child (the ``*``/``+`` branch) and
-one ``hash`` child (the ``#`` branch), plus the subscribers of the patterns that end there.
+Layout: a node is the dict of its literal children, with one ``star`` child (the ``*``/``+``
+branch) and one ``hash`` child (the ``#`` branch), plus the subscribers of the patterns that end
+there.
 Wildcards live in their own slots rather than under a key in the dict, so a published word that
 happens to be spelled ``*`` can never walk into a wildcard branch, and the lookup loop needs no
 string comparisons to find them.
@@ -19,7 +20,8 @@ plain list and no set (:func:`walk_leaves`, the common, faster case).
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Iterator
-from typing import Final
+from sys import intern
+from typing import Any, Final
 
 from ._index import EMPTY
 from ._words import HASH, STAR, Token
@@ -38,13 +40,26 @@ __all__ = [
 ]
 
 
+#: The ``by_pattern`` of every node that has no pattern (most inner nodes): one shared empty
+#: dict instead of one per node. :meth:`Node.add` replaces it before adding; nothing changes it:
+#: it must stay empty (tests/conftest.py checks after every test).
+NO_PATTERNS: Final[dict[str, Any]] = {}
+
 #: A node whose patterns hold more (pattern, subscriber) pairs than this is *big*: its union of
 #: subscribers is made by the readers, once per change, instead of by every write.
 SMALL: Final = 64
 
 
-class Node:
+class Node(dict[str, "Node"]):
     """A trie node: literal children, the ``*`` and ``#`` children, the subscribers ending here.
+
+    The node *is* the dict of its literal children (word -> node): a lookup's step reads the
+    node and its table, not a node, then a dict object, then its table. The walk is bound by
+    memory reads on large tables, and this one fewer object per step (and per node: 64 bytes)
+    was 8-11 % of a walk on the matrix's distinct-topics rows (docs/performance.md, "Where 2x
+    paho stops being reachable"). A node is otherwise an object like any other: hashed and
+    compared by identity, as the DFA's sets of nodes need; its truth value is a dict's, so
+    code tests ``is None``, never a node's truth.
 
     Readers look at ``subs``: the union of the subscribers of the patterns that end here, a
     frozenset replaced whole on every change, or None for a big node (more than :data:`SMALL`
@@ -58,7 +73,6 @@ class Node:
 
     __slots__ = (
         "by_pattern",
-        "children",
         "counts",
         "gen",
         "hash",
@@ -70,30 +84,37 @@ class Node:
         "view",
     )
 
+    # Identity, as object's (dict's would compare children): the C functions themselves, so
+    # hashing a node costs what hashing any object does.
+    __hash__ = object.__hash__  # type: ignore[assignment]
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+
     def __init__(self, is_hash: bool = False, gen: object = None) -> None:
-        self.gen = gen  # the trie generation that may change this node in place (see copy)
-        self.children: dict[str, Node] = {}
+        super().__init__()
+        self.gen = gen  # the trie generation that may change this node in place (see copy_for)
         self.star: Node | None = None
         self.hash: Node | None = None
         self.is_hash = is_hash
         self.subs: frozenset[Hashable] | None = EMPTY
-        self.by_pattern: dict[str, frozenset[Hashable] | set[Hashable]] = {}
+        self.by_pattern: dict[str, frozenset[Hashable] | set[Hashable]] = NO_PATTERNS
         self.pairs = 0  # sum of the sizes of by_pattern's sets
         self.counts: dict[Hashable, int] | None = None  # big nodes only
         self.stamp: object = None  # big nodes: replaced after every change
         self.view: tuple[object, frozenset[Hashable]] | None = None  # readers' union of a stamp
 
-    def copy(self, gen: object) -> Node:
+    def copy_for(self, gen: object) -> Node:
         """A copy of this node that generation ``gen`` may change, for a writer that must leave
         the node itself as it is (a snapshot of the trie holds it: :meth:`TrieIndex.snapshot`).
 
-        O(children + pairs here): the containers writers change in place (the dict of children,
+        O(children + pairs here): the containers writers change in place (the node's children,
         the patterns' sets of a big node, ``counts``) are copied; the frozensets are shared.
         """
         new = Node(self.is_hash, gen)
-        new.children = dict(self.children)
+        new.update(self)
         new.star, new.hash = self.star, self.hash
-        new.by_pattern = {p: s if type(s) is frozenset else set(s) for p, s in self.by_pattern.items()}
+        if self.by_pattern:
+            new.by_pattern = {p: s if type(s) is frozenset else set(s) for p, s in self.by_pattern.items()}
         new.pairs = self.pairs
         new.subs = self.subs
         if self.counts is not None:
@@ -106,17 +127,24 @@ class Node:
         elif token is HASH:
             self.hash = node
         elif node is None:
-            del self.children[token]
+            del self[token]
         else:
-            self.children[token] = node
+            # Interned: every node's key for a word is then one shared string, which stays in
+            # the CPU's cache, instead of a string of its own per node that a lookup's probe
+            # reads from memory (a dict compares the key's stored hash and text). Measured on
+            # the matrix's distinct-topics row: docs/performance.md, "Where 2x paho stops being
+            # reachable". Interned strings are mortal: they go with the last node using them.
+            self[intern(token)] = node
 
     def is_empty(self) -> bool:
-        return not self.by_pattern and not self.children and self.star is None and self.hash is None
+        return not self.by_pattern and not len(self) and self.star is None and self.hash is None
 
     # -- writers (the trie's lock held) ---------------------------------------------------
     def add(self, pattern: str, subscribers: frozenset[Hashable]) -> int:
         """Add ``subscribers`` to ``pattern`` here; how many were new. O(len(subscribers) + SMALL)."""
         by_pattern = self.by_pattern
+        if by_pattern is NO_PATTERNS:
+            by_pattern = self.by_pattern = {}
         old = by_pattern.get(pattern)
         if old is None:
             fresh = subscribers
@@ -193,7 +221,7 @@ class Node:
         self.counts = None
         self.view = None
 
-    def items(self) -> Iterator[tuple[str, frozenset[Hashable]]]:
+    def patterns(self) -> Iterator[tuple[str, frozenset[Hashable]]]:
         """Each pattern ending here with a frozenset of its subscribers (of a node no writer
         changes: the lock held, or a snapshot's)."""
         for pattern, subs in self.by_pattern.items():
@@ -243,7 +271,7 @@ def step(alive: Iterable[Node], word: str, dollar_root: Node | None = None) -> d
     """
     out: dict[Node, None] = {}
     if dollar_root is not None:
-        child = dollar_root.children.get(word)
+        child = dollar_root.get(word)
         if child is not None:
             out[child] = None
             if child.hash is not None:
@@ -252,7 +280,7 @@ def step(alive: Iterable[Node], word: str, dollar_root: Node | None = None) -> d
     for node in alive:
         if node.is_hash:
             out[node] = None
-        child = node.children.get(word)
+        child = node.get(word)
         if child is not None:
             out[child] = None
             if child.hash is not None:
@@ -295,7 +323,7 @@ def finish_leaves(
     if len(frontier) == 1:
         node = frontier[0]
         for word in rest:
-            child = node.children.get(word)
+            child = node.get(word)
             star = node.star
             if star is None:
                 if child is None:
@@ -318,7 +346,7 @@ def finish_leaves(
     for word in rest:
         nxt: list[Node] = []
         for node in frontier:
-            child = node.children.get(word)
+            child = node.get(word)
             if child is not None:
                 nxt.append(child)
                 if child.hash is not None:
@@ -350,7 +378,7 @@ def walk_leaves(root: Node, words: list[str], dollar_rule: bool) -> frozenset[Ha
     found: list[frozenset[Hashable]] = []
     if dollar_rule and words and words[0][:1] == "$":
         # MQTT's '$' rule: no wildcard at the first level; only the literal branch.
-        child = root.children.get(words[0])
+        child = root.get(words[0])
         if child is None:
             return EMPTY
         if child.hash is not None:
