@@ -1,24 +1,29 @@
 """Where 2x paho-mqtt's ``MQTTMatcher`` stops being reachable, row by row of the workload matrix.
 
-    .venv/bin/python benchmarks/paho_bound.py [ROUNDS]
+    .venv/bin/python benchmarks/paho_bound.py [ROUNDS] [ROW,ROW...]
 
-On the workload matrix's ``distinct-10k`` row (10,000 MQTT filters, every topic new), its
-``unmatched`` row (20,000 filters, 90 % of the topics match nobody) and the lookups of its
-``churn`` row (300,000 filters, Zipf-drawn topics matching about 250 subscribers each; here
-without the writes, which the matrix interleaves), the time per lookup of: paho's
-``MQTTMatcher`` (``iter_match``, drained into a set); topicmatch's ``trie`` and ``default``; and
-three floors of any topicmatch lookup: ``Matcher.lookup`` on a matcher with no subscriptions
+On the workload matrix's ``distinct-10k`` and ``distinct-100k`` rows (10,000 and 100,000 MQTT
+filters, every topic new), its ``unmatched`` row (20,000 filters, 90 % of the topics match nobody)
+and the lookups of its ``churn`` row (300,000 filters, Zipf-drawn topics matching about 250
+subscribers each; here without the writes, which the matrix interleaves), the time per lookup of:
+paho's ``MQTTMatcher`` (``iter_match``, drained into a set); topicmatch's ``trie`` and ``default``;
+and three floors of any topicmatch lookup: ``Matcher.lookup`` on a matcher with no subscriptions
 (validate, split, call the index, find nothing), the dialect's topic parser alone, and the one
-union of the subscriber sets the trie's walk gathered for the topic (a lookup must return one
-set). Each round runs every variant once on the same 2,000 topics, in rotated order, on topics no
-variant has seen (distinct) or from the row's repeating list; medians over ROUNDS (default 31)
-rounds, and the median of each round's ratio of paho's time to the variant's (above 2: the 2x
-target met).
+union of the subscriber sets the trie's walk gathered for the topic (a lookup must return one set);
+and the trie *warm*: the same number of lookups, of the row's first 50 topics over and over
+(through one more call), so that the nodes they walk stay in the CPU's caches: against ``trie``,
+what reading the table from memory costs. Each round runs every variant once on the same 2,000
+topics, in rotated order, on topics no variant has seen (distinct) or from the row's repeating
+list; medians over ROUNDS (default 31) rounds, and the median of each round's ratio of paho's time
+to the variant's (above 2: the 2x target met). ROWs: ``distinct-10k``, ``distinct-100k``,
+``unmatched``, ``churn`` (all by default). With ``PYTHONPATH=OTHER/src``, it measures another
+version of topicmatch (the before and after of a change, alternated).
 """
 
 from __future__ import annotations
 
 import gc
+import itertools
 import statistics
 import sys
 import time
@@ -61,9 +66,16 @@ def _variants(shape: shapes.Shape) -> dict[str, Callable[[str], Any]]:
     def union_only(topic: str) -> frozenset[Any]:
         return union(*gathered[topic])
 
+    warm = itertools.cycle(list(dict.fromkeys(shape.topics))[:50])
+    trie_lookup = trie.lookup
+
+    def trie_warm(topic: str) -> frozenset[Any]:
+        return trie_lookup(next(warm))
+
     return {
         "paho MQTTMatcher": paho.lookup,
         "trie": trie.lookup,
+        "trie warm (50 topics repeated)": trie_warm,
         "default": default.lookup,
         "floor: lookup, no subscriptions": empty.lookup,
         "floor: parse the topic only": empty._parse_topic,
@@ -71,13 +83,17 @@ def _variants(shape: shapes.Shape) -> dict[str, Callable[[str], Any]]:
     }
 
 
-def main(rounds: int) -> None:
-    rows = {
-        "distinct-10k": shapes.distinct(10_000, PER_ROUND * (rounds + 1)),
-        "unmatched": shapes.unmatched(20_000, 200_000),
-        "churn (lookups only)": shapes.churn(300_000, 200_000, 0),
+def main(rounds: int, only: list[str]) -> None:
+    rows: dict[str, Callable[[], shapes.Shape]] = {
+        "distinct-10k": lambda: shapes.distinct(10_000, PER_ROUND * (rounds + 1)),
+        "distinct-100k": lambda: shapes.distinct(100_000, PER_ROUND * (rounds + 1)),
+        "unmatched": lambda: shapes.unmatched(20_000, 200_000),
+        "churn": lambda: shapes.churn(300_000, 200_000, 0),  # its lookups only
     }
-    for name, shape in rows.items():
+    for name, make in rows.items():
+        if only and name not in only:
+            continue
+        shape = make()
         variants = _variants(shape)
         gc.collect()
         gc.freeze()
@@ -92,7 +108,7 @@ def main(rounds: int) -> None:
                     lookup(topic)
                 if r:  # round 0 warms up
                     times[v].append((time.perf_counter() - start) / PER_ROUND)
-        print(f"{name}:")
+        print(f"{name}:" if name != "churn" else "churn (lookups only):")
         for v, values in times.items():
             ratio = statistics.median(p / t for p, t in zip(times["paho MQTTMatcher"], values, strict=True))
             print(f"  {v:34s} {statistics.median(values) * 1e6:6.2f} us   paho's time / this: {ratio:5.2f}")
@@ -100,4 +116,4 @@ def main(rounds: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 31)
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 31, sys.argv[2].split(",") if len(sys.argv) > 2 else [])
