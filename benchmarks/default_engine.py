@@ -11,10 +11,11 @@ that were next to each other in time: this machine's speed drifts by 2x over sec
     .venv/bin/python benchmarks/default_engine.py distinct,zipf,unmatched,study,churn,subs \\
         "trie;default;default,cache=0;default,cache=0,quiet=0,learn=1" 15
 
-A variant is an algorithm and options: ``cache=N`` (result cache size), ``quiet=N`` (lookups a
-trie version lasts before it gets a DFA), ``learn=N`` (times a transition is taken before the
-DFA learns it), ``dfa=0`` (no DFA at all), ``bytes=N`` (the DFA's byte budget), ``walk=N`` (the result cache's
-invalidation steps per token of a written pattern).
+A variant is an algorithm and options: ``cache=N`` (result cache size), ``quiet=N`` (lookups a trie
+version lasts before it gets a DFA), ``learn=N`` (times a transition is taken before the DFA learns
+it), ``probation=N`` (lookups that teach a new DFA, and as many that judge it), ``dfa=0`` (no DFA
+at all), ``bytes=N`` (the DFA's byte budget), ``walk=N`` (the result cache's invalidation steps per
+token of a written pattern).
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ def _variant(spec: str, shape: shapes.Shape) -> Any:
         attribute = {
             "quiet": "quiet_lookups",
             "learn": "learn_after",
+            "probation": "probation",
             "bytes": "dfa_bytes",
             "dfa": "_use_dfa",
         }[key]

@@ -109,6 +109,7 @@ class DFA:
         "lookups",
         "max_bytes",
         "offs",
+        "probation",
         "retired",
         "root",
         "states",
@@ -122,6 +123,7 @@ class DFA:
     ) -> None:
         self.version = version  # the trie's version this DFA describes (the trie checks it)
         self.learn_after = LEARN_AFTER
+        self.probation = PROBATION
         nodes = (trie_root,) if trie_root.hash is None else (trie_root, trie_root.hash)
         self.root = _State(nodes, first=True)
         self.states: dict[frozenset[Node], _State] = {frozenset(nodes): self.root}
@@ -139,9 +141,9 @@ class DFA:
         self.walk: BatchWalk | None = None
 
     def _probe(self, words: list[str]) -> frozenset[Hashable]:
-        """:meth:`match`, counted: keep the DFA only if, of the :data:`PROBATION` lookups that
-        follow its first :data:`PROBATION` (those teach it), fewer than :data:`MAX_OFF_RATIO`
-        left its known transitions.
+        """:meth:`match`, counted: keep the DFA only if, of the ``probation`` lookups that
+        follow its first ``probation`` (those teach it; :data:`PROBATION` unless the trie says
+        otherwise), fewer than :data:`MAX_OFF_RATIO` left its known transitions.
 
         On topics that do not repeat their prefixes (a device's own level, topics seen once),
         nearly every lookup leaves the DFA early and finishes with the trie's walk; then the
@@ -149,11 +151,12 @@ class DFA:
         without it (``retired``; see :meth:`~._trie.TrieIndex.match` for when it tries again).
         """
         lookups = self.lookups = self.lookups + 1
-        if lookups == PROBATION:
+        probation = self.probation
+        if lookups == probation:
             self.offs = 0  # the first half taught it; the second half judges it
         result = self.match(words)
-        if lookups >= 2 * PROBATION:
-            if self.offs > MAX_OFF_RATIO * PROBATION:
+        if lookups >= 2 * probation:
+            if self.offs > MAX_OFF_RATIO * probation:
                 self.retired = True
             else:
                 self.lookup = self.match

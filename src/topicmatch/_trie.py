@@ -72,6 +72,7 @@ class TrieIndex(Index):
         # The DFA's tuning, per index so that benchmarks/default_engine.py can compare settings.
         self.quiet_lookups = QUIET_LOOKUPS
         self.learn_after = LEARN_AFTER
+        self.probation = PROBATION
         self.dfa_bytes = MAX_BYTES
         self._count = 0
 
@@ -275,7 +276,7 @@ class TrieIndex(Index):
         heuristics; a race that loses a decrement only delays a DFA.
         """
         if self._quiet_version != version:
-            if dfa is not None and not dfa.retired and dfa.lookups >= 2 * PROBATION:
+            if dfa is not None and not dfa.retired and dfa.lookups >= 2 * dfa.probation:
                 self._backoff = 0  # the last version's DFA passed its probation
             self._quiet_version = version
             self._countdown = self.quiet_lookups + self._backoff - 1  # this lookup counts
@@ -292,7 +293,7 @@ class TrieIndex(Index):
 
     def _new_dfa(self, version: int) -> DFA:
         dfa = DFA(self._root, self.dollar_rule, not self._inner_hash, version, self.dfa_bytes)
-        dfa.learn_after = self.learn_after
+        dfa.learn_after, dfa.probation = self.learn_after, self.probation
         return dfa
 
     # -- whole-state views ---------------------------------------------------------------------
@@ -303,6 +304,7 @@ class TrieIndex(Index):
             frozen = TrieIndex(self.dollar_rule, dfa=self._use_dfa)
             frozen._root, frozen._count, frozen._inner_hash = self._root, self._count, self._inner_hash
             frozen.quiet_lookups, frozen.learn_after = self.quiet_lookups, self.learn_after
+            frozen.probation = self.probation
             frozen.dfa_bytes = self.dfa_bytes
             frozen._readonly = True
             self._gen = object()
