@@ -469,6 +469,15 @@ def test_a_naive_lookup_overlapping_writes_retries(monkeypatch: pytest.MonkeyPat
     assert ran
 
 
+def _around(hook: Callable[[], None] | None, store: Callable[[], None]) -> None:
+    """Run ``store`` with ``hook`` (if any) just before or just after it (``_HOOK_AT``)."""
+    if hook is not None and _HOOK_AT == "before":
+        hook()
+    store()
+    if hook is not None and _HOOK_AT == "after":
+        hook()
+
+
 class _HookedINode(_INode):
     """The cstrie's I-node with a hook on its publishing store (``main``)."""
 
@@ -477,11 +486,7 @@ class _HookedINode(_INode):
 
     def __setattr__(self, name: str, value: object) -> None:
         hook, _HookedINode.hook = _HookedINode.hook, None
-        if hook is not None and _HOOK_AT == "before":
-            hook()
-        object.__setattr__(self, name, value)
-        if hook is not None and _HOOK_AT == "after":
-            hook()
+        _around(hook, lambda: object.__setattr__(self, name, value))
 
 
 class _StoreHook(dict):  # type: ignore[type-arg]
@@ -493,11 +498,7 @@ class _StoreHook(dict):  # type: ignore[type-arg]
 
     def __setitem__(self, key: object, value: object) -> None:
         hook, self.hook = self.hook, None
-        if hook is not None and _HOOK_AT == "before":
-            hook()
-        super().__setitem__(key, value)
-        if hook is not None and _HOOK_AT == "after":
-            hook()
+        _around(hook, lambda: dict.__setitem__(self, key, value))
 
 
 class _StoreHookNode(_walk.Node):
@@ -508,11 +509,7 @@ class _StoreHookNode(_walk.Node):
 
     def __setitem__(self, key: str, value: _walk.Node) -> None:
         hook, _StoreHookNode.hook = _StoreHookNode.hook, None
-        if hook is not None and _HOOK_AT == "before":
-            hook()
-        super().__setitem__(key, value)
-        if hook is not None and _HOOK_AT == "after":
-            hook()
+        _around(hook, lambda: dict.__setitem__(self, key, value))
 
 
 _HOOK_AT = "before"
