@@ -206,8 +206,9 @@ def test_equal_words_share_one_string_in_the_trie() -> None:
 
 def test_the_trie_takes_a_bounded_number_of_bytes_per_subscription() -> None:
     """The matrix's distinct-topics table (10,000 MQTT filters of 5 words), traced: 1,002 bytes
-    a subscription (docs/performance.md); 1,314 when every node had a dict of children and a
-    dict of patterns of its own and its own copy of each word."""
+    a subscription at commit 1183297; 1,314 before it, when every node had a dict of children
+    and a dict of patterns of its own and its own copy of each word (the realistic tables of
+    ``topicmatch bench memory``: docs/performance.md, "Memory")."""
     shape = shapes.distinct(10_000, 1)
     gc.collect()
     tracemalloc.start()
