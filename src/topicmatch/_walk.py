@@ -92,7 +92,7 @@ class Node(dict[str, "Node"]):
     __ne__ = object.__ne__
 
     def __init__(self, is_hash: bool = False, gen: object = None) -> None:
-        super().__init__()
+        # No dict.__init__: dict.__new__ made the node an empty dict already.
         self.gen = gen  # the trie generation that may change this node in place (see copy_for)
         self.star: Node | None = None
         self.hash: Node | None = None
