@@ -20,10 +20,10 @@ from collections.abc import Hashable, Iterable
 
 from topicmatch import Matcher, _walk
 from topicmatch._index import EMPTY
-from topicmatch._walk import Node, subs_of, union_of
+from topicmatch._walk import Node, Union, subs_of, union_of
 
 
-def inline(alive: dict[Node, None], words: Iterable[str]) -> frozenset[Hashable]:
+def inline(alive: dict[Node, None], words: Iterable[str], union: Union = union_of) -> frozenset[Hashable]:
     """``finish_general`` with ``step`` inlined (the version before)."""
     for word in words:
         nxt: dict[Node, None] = {}
@@ -43,7 +43,7 @@ def inline(alive: dict[Node, None], words: Iterable[str]) -> frozenset[Hashable]
         if not nxt:
             return EMPTY
         alive = nxt
-    return union_of([subs_of(node) for node in alive if node.subs is None or node.subs])
+    return union([subs_of(node) for node in alive if node.subs is None or node.subs])
 
 
 def main(rounds: int) -> None:

@@ -192,8 +192,9 @@ class MatcherSnapshot(_Reader[S]):
 class Matcher(_Reader[S]):
     """Find the subscribers of published topics among wildcard subscriptions.
 
-    ``algorithm`` is one of :data:`ALGORITHMS` (``"default"``: a trie whose DFA and result cache
-    turn themselves on where traffic repeats, see docs/implementation.md); ``dialect`` one of
+    ``algorithm`` is one of :data:`ALGORITHMS` (``"default"``: a trie whose DFA, result cache and
+    memo of unions turn themselves on where traffic repeats, see docs/implementation.md; the memo
+    holds at most 32 MiB by its estimate, ``_walk.UNION_BYTES``); ``dialect`` one of
     ``"amqp"`` (default), ``"mqtt"``, ``"nats"``. ``pedantic`` (nats only) rejects published
     subjects the server rejects in pedantic mode. ``max_bytes`` and
     ``max_words`` override the dialect's limits on patterns and topics. ``cache_size`` sets the
@@ -243,7 +244,7 @@ class Matcher(_Reader[S]):
         elif algorithm == "default":
             # The trie, the fastest correct algorithm on every workload measured, with its DFA
             # (and the result cache below): docs/implementation.md says why.
-            trie = self._index = TrieIndex(dollar, dfa=True)
+            trie = self._index = TrieIndex(dollar, dfa=True, unions=True)
             if dfa_bytes is not None:
                 if not isinstance(dfa_bytes, int) or dfa_bytes < 0:
                     raise ConfigurationError(f"dfa_bytes must be an int >= 0, not {dfa_bytes!r}")

@@ -28,7 +28,7 @@ from ._dfa import DFA, LEARN_AFTER, MAX_BYTES, PROBATION
 from ._errors import TopicMatchError
 from ._index import Index, Item
 from ._versions import yield_to_writer
-from ._walk import Node, walk_general, walk_leaves
+from ._walk import Node, Union, Unions, union_of, walk_general, walk_leaves
 from ._words import HASH, STAR, Tokens
 
 __all__ = ["QUIET_LOOKUPS", "TrieIndex"]
@@ -53,12 +53,16 @@ class TrieIndex(Index):
 
     name = "trie"
 
-    def __init__(self, dollar_rule: bool, dfa: bool = False) -> None:
+    def __init__(self, dollar_rule: bool, dfa: bool = False, unions: bool = False) -> None:
         super().__init__(dollar_rule)
         self._gen = object()  # nodes of this generation are this trie's to change in place
         self._root = Node(gen=self._gen)
         self._readonly = False  # a snapshot
         self._use_dfa = dfa
+        # The memo of the walks' unions (the default's; _walk.Unions): snapshots share it, as
+        # its entries are right for any state of the trie.
+        self._unions = Unions() if unions else None
+        self._union: Union = union_of if self._unions is None else self._unions.of
         # '#' nodes followed by a word (AMQP's 'a.#.b'); while there are none, lookups take the
         # faster walk of a trie whose '#' nodes are leaves (walk_leaves). Raised before such a
         # node is linked and lowered after it is unlinked, so a reader never takes the leaf walk
@@ -246,9 +250,9 @@ class TrieIndex(Index):
                     return result
             else:
                 if self._inner_hash:
-                    result = walk_general(self._root, words, self.dollar_rule)
+                    result = walk_general(self._root, words, self.dollar_rule, self._union)
                 else:
-                    result = walk_leaves(self._root, words, self.dollar_rule)
+                    result = walk_leaves(self._root, words, self.dollar_rule, self._union)
                 if self._use_dfa and not version & 1:
                     # A counter in the common case, the bookkeeping of _settle when it runs out:
                     # where the DFA is retired (topics seen once) every lookup walks, and a call
@@ -306,6 +310,7 @@ class TrieIndex(Index):
             frozen.quiet_lookups, frozen.learn_after = self.quiet_lookups, self.learn_after
             frozen.probation = self.probation
             frozen.dfa_bytes = self.dfa_bytes
+            frozen._unions, frozen._union = self._unions, self._union
             frozen._readonly = True
             self._gen = object()
         return frozen

@@ -19,7 +19,7 @@ plain list and no set (:func:`walk_leaves`, the common, faster case).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from sys import intern
 from typing import Any, Final
 
@@ -29,6 +29,7 @@ from ._words import HASH, STAR, Token
 __all__ = [
     "SMALL",
     "Node",
+    "Unions",
     "finish_general",
     "finish_leaves",
     "materialize",
@@ -44,6 +45,9 @@ __all__ = [
 #: dict instead of one per node. :meth:`Node.add` replaces it before adding; nothing changes it:
 #: it must stay empty (tests/conftest.py checks after every test).
 NO_PATTERNS: Final[dict[str, Any]] = {}
+
+#: How a walk unites the sets it gathered: :func:`union_of`, or a trie's :meth:`Unions.of`.
+Union = Callable[[list[frozenset[Hashable]]], frozenset[Hashable]]
 
 #: A node whose patterns hold more (pattern, subscriber) pairs than this is *big*: its union of
 #: subscribers is made by the readers, once per change, instead of by every write.
@@ -303,8 +307,140 @@ def union_of(found: list[frozenset[Hashable]]) -> frozenset[Hashable]:
     return frozenset().union(*found)
 
 
+#: The union memo (:class:`Unions`): its slots (a power of two), the fewest subscribers a union
+#: must hold to be kept (a smaller one costs about what the memo's probe does), the bytes it may
+#: hold by default, and the probes per judgement of whether it pays.
+UNION_SLOTS: Final = 1024
+UNION_MIN: Final = 64
+UNION_BYTES: Final = 32 * 1024 * 1024
+UNION_WINDOW: Final = 1024
+_UNION_MASK: Final = UNION_SLOTS - 1
+#: Probes the memo stays off the first time it finds it does not pay, and at most.
+UNION_BACKOFF: Final = 16 * UNION_WINDOW
+UNION_MAX_BACKOFF: Final = 1 << 22
+#: A window pays when its hits saved at least this many subscribers' insertions per probe: a
+#: probe (a tuple of the sets, its hash, a slot) costs about what a union of 8-16 small sets'
+#: subscribers does (docs/performance.md, "The union memo").
+UNION_PAYS: Final = 16
+
+
+class Unions:
+    """A memo of the unions a trie's walks made, keyed by the very sets they united.
+
+    Half of a lookup that returns a few hundred subscribers is their union (one insertion per
+    subscriber), and a topic that comes again unites the same sets again. A write replaces only
+    the sets of the patterns it changes, so under subscription churn most topics' sets stay the
+    same from one lookup to the next while every cache of *topics* is invalidated (the DFA ends
+    with each write, the result cache is emptied by the wide patterns that churn writes). Keyed
+    by the tuple of the sets themselves, a memoised union is right by construction: the same
+    sets have the same union, whatever was written since, so nothing is ever invalidated.
+
+    Direct-mapped: :data:`UNION_SLOTS` slots, one entry each, chosen by the key's hash; a new
+    union replaces the entry in its slot. So a store frees what it replaces, and the memo adds
+    no work for CPython's cyclic collector (a dict of entries, cleared when full, made the
+    collector take a third of a churning lookup's time: each store left new tracked objects).
+    Only unions of at least :data:`UNION_MIN` subscribers are kept.
+
+    Bounded in bytes: each entry is charged its union, its key and the key's sets (which a
+    write may have replaced in the trie, leaving them to the memo), by an estimate from their
+    sizes that errs high (:meth:`_keep`); a union charged more than
+    1/64 of ``max_bytes`` (:data:`UNION_BYTES` by default) is never kept, and one that would take
+    the charge past ``max_bytes`` makes room by dropping entries in slot order from a clock
+    hand. So the memo holds at most ``max_bytes`` by this charge (tests/test_unions.py traces
+    it), whatever the traffic. The running charge is recounted at every judgement: races
+    between readers skew it for one window at most.
+
+    It measures its own worth: every :data:`UNION_WINDOW` probes, if its hits saved fewer than
+    :data:`UNION_PAYS` subscribers' insertions per probe (topics that do not repeat, small
+    unions), it empties itself and stays off for :data:`UNION_BACKOFF` unions, four times longer
+    each time again (at most :data:`UNION_MAX_BACKOFF`); while off, a union costs one counter
+    more than without the memo. Readers share it without a lock: a slot's store is one atomic
+    store of an immutable entry, and a lost count only moves a judgement.
+    """
+
+    __slots__ = ("backoff", "bytes", "hand", "max_bytes", "off", "probes", "saved", "slots")
+
+    def __init__(self, max_bytes: int = UNION_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self.slots: list[tuple[tuple[frozenset[Hashable], ...], frozenset[Hashable], int] | None] = [
+            None
+        ] * UNION_SLOTS
+        self.bytes = 0  # the charge of the entries held
+        self.hand = 0  # the next slot to drop when the charge must make room (see _keep)
+        self.off = 0  # unions left to make without the memo
+        self.backoff = UNION_BACKOFF
+        self.probes = 0  # of the current window
+        self.saved = 0  # subscribers' insertions the window's hits saved
+
+    def of(self, found: list[frozenset[Hashable]]) -> frozenset[Hashable]:
+        """The union of ``found``, as :func:`union_of`, from the memo when it holds it."""
+        if len(found) < 2:
+            return found[0] if found else EMPTY
+        if self.off:
+            self.off -= 1
+            return frozenset().union(*found)
+        key = tuple(found)
+        slot = hash(key) & _UNION_MASK
+        entry = self.slots[slot]
+        if entry is not None and entry[0] == key:  # the same sets (identity first, cheap)
+            result = entry[1]
+            self.saved += len(result)
+        else:
+            result = frozenset().union(*found)
+            if len(result) >= UNION_MIN:
+                self._keep(slot, key, result, entry)
+        self.probes += 1
+        if self.probes >= UNION_WINDOW:
+            self._judge()
+        return result
+
+    def _keep(
+        self,
+        slot: int,
+        key: tuple[frozenset[Hashable], ...],
+        result: frozenset[Hashable],
+        old: tuple[tuple[frozenset[Hashable], ...], frozenset[Hashable], int] | None,
+    ) -> None:
+        """Put the union in its slot, in place of ``old``; if the charge would then pass
+        ``max_bytes``, drop entries from the clock hand on until it fits (at most one turn of
+        the slots: O(UNION_SLOTS) for this store, O(1) amortised, as each entry goes once)."""
+        # Estimated from sizes, not measured: sys.getsizeof calls each set's __sizeof__, and
+        # charging a store that way cost a third of what the memo saved under churn. A set's
+        # table is at least a quarter full, so 64 bytes per element (16 per slot) and 256 per
+        # set (its header, or the table of a set of a few) bound what getsizeof would say.
+        charge = 64 * (len(result) + sum(map(len, key))) + 256 * (len(key) + 2)
+        if charge > self.max_bytes >> 6:
+            return  # a union this big would leave room for few others
+        slots = self.slots
+        if old is not None:
+            self.bytes -= old[2]
+            slots[slot] = None
+        hand = self.hand
+        for _ in range(UNION_SLOTS):
+            if self.bytes + charge <= self.max_bytes:
+                break
+            entry = slots[hand]
+            if entry is not None:
+                slots[hand] = None
+                self.bytes -= entry[2]
+            hand = (hand + 1) & _UNION_MASK
+        self.hand = hand
+        slots[slot] = (key, result, charge)
+        self.bytes += charge
+
+    def _judge(self) -> None:
+        """End a window: stay on if the hits paid for the probes, else empty and back off."""
+        if self.saved < UNION_PAYS * self.probes:
+            self.slots = [None] * UNION_SLOTS
+            self.off, self.backoff = self.backoff, min(4 * self.backoff, UNION_MAX_BACKOFF)
+        else:
+            self.backoff = UNION_BACKOFF
+        self.bytes = sum(entry[2] for entry in self.slots if entry is not None)
+        self.probes = self.saved = 0
+
+
 def finish_leaves(
-    frontier: list[Node], found: list[frozenset[Hashable]], words: Iterable[str]
+    frontier: list[Node], found: list[frozenset[Hashable]], words: Iterable[str], union: Union = union_of
 ) -> frozenset[Hashable]:
     """Walk on over ``words`` from the nodes alive before them, in a trie whose ``#`` nodes are
     all leaves; ``found`` holds the subscriber sets gathered so far and is extended.
@@ -328,7 +464,7 @@ def finish_leaves(
             star = node.star
             if star is None:
                 if child is None:
-                    return union_of(found)
+                    return union(found)
                 if child.hash is not None:
                     found.append(subs_of(child.hash))
                 node = child
@@ -358,7 +494,7 @@ def finish_leaves(
                 if child.hash is not None:
                     found.append(subs_of(child.hash))
         if not nxt:
-            return union_of(found)
+            return union(found)
         frontier = nxt
     for node in frontier:
         subs = node.subs
@@ -366,16 +502,18 @@ def finish_leaves(
             found.append(subs)
         elif subs is None:
             found.append(materialize(node))
-    return union_of(found)
+    return union(found)
 
 
-def walk_leaves(root: Node, words: list[str], dollar_rule: bool) -> frozenset[Hashable]:
+def walk_leaves(
+    root: Node, words: list[str], dollar_rule: bool, union: Union = union_of
+) -> frozenset[Hashable]:
     """The subscribers of ``words`` in a trie whose ``#`` nodes are all leaves (no ``#`` is
     followed by a word: every MQTT and NATS table, and most AMQP ones)."""
     if root.star is None and root.hash is None:
         # No wildcard at the first level: MQTT's '$' rule has nothing to exclude, and checking
         # for it was a tenth of a lookup of a topic nobody subscribed to.
-        return finish_leaves([root], [], words)
+        return finish_leaves([root], [], words, union)
     found: list[frozenset[Hashable]] = []
     if dollar_rule and words and words[0][:1] == "$":
         # MQTT's '$' rule: no wildcard at the first level; only the literal branch.
@@ -386,27 +524,31 @@ def walk_leaves(root: Node, words: list[str], dollar_rule: bool) -> frozenset[Ha
             found.append(subs_of(child.hash))
         rest = iter(words)
         next(rest)
-        return finish_leaves([child], found, rest)
+        return finish_leaves([child], found, rest, union)
     if root.hash is not None:
         found.append(subs_of(root.hash))
-    return finish_leaves([root], found, words)
+    return finish_leaves([root], found, words, union)
 
 
-def walk_general(root: Node, words: list[str], dollar_rule: bool) -> frozenset[Hashable]:
+def walk_general(
+    root: Node, words: list[str], dollar_rule: bool, union: Union = union_of
+) -> frozenset[Hashable]:
     """The subscribers of ``words`` in any trie, ``#`` followed by words included (``a.#.b``)."""
     if dollar_rule and words and words[0][:1] == "$":
         # MQTT's '$' rule: no wildcard at the first level; only the literal branch.
         alive = step((), words[0], root)
         rest = iter(words)
         next(rest)
-        return finish_general(alive, rest) if alive else EMPTY
+        return finish_general(alive, rest, union) if alive else EMPTY
     alive = {root: None}
     if root.hash is not None:
         alive[root.hash] = None
-    return finish_general(alive, words)
+    return finish_general(alive, words, union)
 
 
-def finish_general(alive: dict[Node, None], words: Iterable[str]) -> frozenset[Hashable]:
+def finish_general(
+    alive: dict[Node, None], words: Iterable[str], union: Union = union_of
+) -> frozenset[Hashable]:
     """Walk on over ``words`` from the nodes ``alive`` before them, in any trie.
 
     The NFA walk of the module docstring, one :func:`step` per word: the alive set is a dict (an
@@ -419,4 +561,4 @@ def finish_general(alive: dict[Node, None], words: Iterable[str]) -> frozenset[H
         alive = step(alive, word)
         if not alive:
             return EMPTY
-    return union_of([subs_of(node) for node in alive if node.subs is None or node.subs])
+    return union([subs_of(node) for node in alive if node.subs is None or node.subs])

@@ -1,0 +1,128 @@
+"""The default's union memo under subscription churn, against the same matcher without it.
+
+    .venv/bin/python benchmarks/union_memo.py [ROUNDS]
+    PYTHONPATH=OTHER/src .venv/bin/python benchmarks/union_memo.py [ROUNDS]   # another version
+
+The workload matrix's *churn* row (300,000 MQTT subscriptions, Zipf-drawn topics matching about
+250 subscribers each, 10,000 subscribe/unsubscribe a second paced among the lookups), on one
+default matcher per variant (result cache off, to see the walk), rounds of 1 s alternated:
+
+* ``memo``: as shipped (``_walk.Unions``);
+* ``no memo``: the walk's unions made every time (``_walk.union_of``);
+* ``dict memo``: the first design, a dict of unions keyed the same way and cleared when it
+  holds 4,096, which leaves new objects for CPython's cyclic collector on every store;
+* paho-mqtt's ``MQTTMatcher``, the peer.
+
+Printed per variant: the median lookups/s, the median of the rounds' ratios to paho, and the
+seconds the cyclic collector ran during its rounds (``gc.callbacks``). The matcher's own code is
+used as it is; only which union function its trie calls differs.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import sys
+import time
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from topicmatch import Matcher, _walk
+from topicmatch.bench import shapes
+from topicmatch.bench.contenders import _Paho
+from topicmatch.bench.workloads import FULL, WRITE_RATE
+
+ROUND_NS = 1_000_000_000
+
+
+def _dict_memo() -> Callable[[list[frozenset[Hashable]]], frozenset[Hashable]]:
+    memo: dict[tuple[frozenset[Hashable], ...], frozenset[Hashable]] = {}
+
+    def union(found: list[frozenset[Hashable]]) -> frozenset[Hashable]:
+        if len(found) < 2:
+            return _walk.union_of(found)
+        key = tuple(found)
+        got = memo.get(key)
+        if got is None:
+            got = frozenset().union(*found)
+            if len(got) >= _walk.UNION_MIN:
+                if len(memo) >= 4096:
+                    memo.clear()
+                memo[key] = got
+        return got
+
+    return union
+
+
+def _build(variant: str, shape: shapes.Shape) -> Any:
+    if variant == "paho":
+        paho = _Paho()
+        for pattern, subscriber in shape.pairs:
+            paho.subscribe(pattern, subscriber)
+        return paho
+    m = Matcher("default", "mqtt", cache_size=0)
+    m.subscribe_many(shape.pairs)
+    index: Any = m._index
+    if variant == "no memo":
+        index._union = _walk.union_of
+    elif variant == "dict memo":
+        index._union = _dict_memo()
+    return m
+
+
+def main(rounds: int) -> None:
+    shape = shapes.churn(FULL.churn, FULL.lookups, int(WRITE_RATE * (rounds + 1) * 4 * 1.2))
+    variants = ("memo", "no memo", "dict memo", "paho")
+    built = {v: _build(v, shape) for v in variants}
+    done = dict.fromkeys(variants, 0)  # writes applied so far, per variant
+    rates: dict[str, list[float]] = {v: [] for v in variants}
+    collector: dict[str, float] = dict.fromkeys(variants, 0.0)
+    current: list[str] = []
+    started: list[float] = []
+
+    def timed(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started[:] = [time.perf_counter()]
+        elif current and started:
+            collector[current[0]] += time.perf_counter() - started[0]
+
+    gc.callbacks.append(timed)
+    topics, writes, clock = shape.topics, shape.writes, time.perf_counter_ns
+    interval = 1_000_000_000 // WRITE_RATE
+    for r in range(rounds + 1):  # round 0 warms up
+        for v in variants:
+            matcher = built[v]
+            current[:] = [v]
+            lookup, subscribe, unsubscribe = matcher.lookup, matcher.subscribe, matcher.unsubscribe
+            start = clock()
+            end, next_write, w, position, looked = start + ROUND_NS, start, done[v], 0, 0
+            while True:
+                now = clock()
+                if now >= end:
+                    break
+                if now >= next_write:
+                    adding, pattern, subscriber = writes[w]
+                    (subscribe if adding else unsubscribe)(pattern, subscriber)
+                    w, next_write = w + 1, next_write + interval
+                    continue
+                for topic in topics[position : position + 16]:
+                    lookup(topic)
+                looked += 16
+                position = (position + 16) % len(topics)
+            done[v] = w
+            current.clear()
+            if r:
+                rates[v].append(looked / ((clock() - start) / 1e9))
+            else:
+                collector[v] = 0.0
+    gc.callbacks.remove(timed)
+    for v in variants:
+        ratio = statistics.median(a / b for a, b in zip(rates[v], rates["paho"], strict=True))
+        print(
+            f"{v:10s} {statistics.median(rates[v]):9,.0f} lookups/s   ÷ paho {ratio:4.2f}"
+            f"   collector {collector[v]:5.2f} s in {rounds} rounds"
+        )
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 7)
