@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
-from topicmatch import ALGORITHMS, Matcher, _cache, _walk
+from topicmatch import ALGORITHMS, Matcher, _cache
 from topicmatch.bench import servers
 from topicmatch.bench.latency._systems import SystemUnavailable, start_server
 
@@ -34,15 +34,6 @@ def _cache_on_from_the_start(monkeypatch: pytest.MonkeyPatch) -> None:
     lookups without it; the tests of what the cache serves want it on from the first lookup.
     tests/test_cache.py tests the measuring itself with the production setting."""
     monkeypatch.setattr(_cache, "MEASURE", 0)
-
-
-@pytest.fixture(autouse=True)
-def _no_patterns_stays_empty() -> Iterator[None]:
-    """Every trie node without patterns shares one empty dict (``_walk.NO_PATTERNS``): a writer
-    that added to it instead of replacing it would give every such node the patterns. Checked
-    after every test."""
-    yield
-    assert not _walk.NO_PATTERNS, "a writer changed the shared empty dict of patterns"
 
 
 def make_matcher(

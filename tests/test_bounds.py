@@ -204,6 +204,19 @@ def test_equal_words_share_one_string_in_the_trie() -> None:
     assert all(len(ids) == 1 for ids in keys.values()), keys
 
 
+def test_nodes_without_patterns_share_one_read_only_mapping() -> None:
+    m = Matcher("trie", "mqtt")
+    m.subscribe_many([("a/b/c", 1), ("a/+/d", 2), ("a/b", 3)])
+    root = m._index._root  # type: ignore[attr-defined]
+    inner = [root, root["a"], root["a"].star]
+    assert all(node.by_pattern is _walk.NO_PATTERNS for node in inner)
+    assert root["a"]["b"].by_pattern == {"a/b": {3}}  # a node of its own once it has one
+    with pytest.raises(TypeError):
+        _walk.NO_PATTERNS["x"] = frozenset((1,))  # a writer's mistake cannot spread
+    m.unsubscribe("a/b", 3)
+    assert not _walk.NO_PATTERNS
+
+
 def test_the_trie_takes_a_bounded_number_of_bytes_per_subscription() -> None:
     """The matrix's distinct-topics table (10,000 MQTT filters of 5 words), traced: 1,002 bytes
     a subscription at commit 1183297; 1,314 before it, when every node had a dict of children

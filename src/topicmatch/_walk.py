@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from sys import intern
+from types import MappingProxyType
 from typing import Any, Final
 
 from ._index import EMPTY
@@ -41,10 +42,11 @@ __all__ = [
 ]
 
 
-#: The ``by_pattern`` of every node that has no pattern (most inner nodes): one shared empty
-#: dict instead of one per node. :meth:`Node.add` replaces it before adding; nothing changes it:
-#: it must stay empty (tests/conftest.py checks after every test).
-NO_PATTERNS: Final[dict[str, Any]] = {}
+#: The ``by_pattern`` of every node that has no pattern (most inner nodes): one shared, read-only
+#: empty mapping instead of a dict per node. :meth:`Node.add` replaces it before adding; a writer
+#: that added to it instead would get a TypeError, not give every such node its pattern. (Typed
+#: as the dict it stands for: writers only read it, and ``add`` replaces it by identity.)
+NO_PATTERNS: Final[dict[str, Any]] = MappingProxyType({})  # type: ignore[assignment]
 
 #: How a walk unites the sets it gathered: :func:`union_of`, or a trie's :meth:`Unions.of`.
 Union = Callable[[list[frozenset[Hashable]]], frozenset[Hashable]]
