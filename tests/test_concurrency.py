@@ -348,37 +348,32 @@ def test_a_child_forked_during_another_threads_bulk_build_gets_its_collector_bac
     assert gc.isenabled()
 
 
-class _WriteOnGet(dict):  # type: ignore[type-arg]
-    """A dict of the structure a lookup reads that runs a writer's steps when the lookup reads it
-    for the ``at``-th time: a write landing mid-walk, deterministically (the threaded tests above
-    hit that rarely)."""
-
-    def __init__(self, items: dict[object, object], steps: Callable[[], None], at: int = 1) -> None:
-        super().__init__(items)
-        self.steps: Callable[[], None] | None = steps
-        self.reads = 0
-        self.at = at
-
-    def get(self, key: object, default: object = None) -> object:
-        self.reads += 1
-        if self.reads == self.at and self.steps is not None:
-            steps, self.steps = self.steps, None
-            steps()
-        return super().get(key, default)
-
-
-class _WriteOnGetNode(_walk.Node):
-    """The trie's node that runs a writer's steps (the class's ``steps``, once) when it is first
-    read: a write landing mid-walk, as :class:`_WriteOnGet` for the cstrie's dicts."""
+class _WriteOnGet:
+    """A dict a lookup reads (a cstrie's children, a bitmap's subscribers, or a trie node, which is
+    one) that runs a writer's ``steps`` when the lookup reads it for the ``at``-th time: a write
+    landing mid-walk, deterministically (the threaded tests above hit that rarely). The steps
+    and the count live on this class, set by the test with monkeypatch: a trie node takes its
+    hooking class by a swap of ``__class__``, which allows no attribute of its own."""
 
     __slots__ = ()
     steps: ClassVar[Callable[[], None] | None] = None
+    at: ClassVar[int] = 1
 
-    def get(self, key: str, default: object = None) -> Any:
-        steps, _WriteOnGetNode.steps = _WriteOnGetNode.steps, None
-        if steps is not None:
+    def get(self, key: Any, default: Any = None) -> Any:
+        _WriteOnGet.at -= 1
+        steps = _WriteOnGet.steps
+        if _WriteOnGet.at == 0 and steps is not None:
+            _WriteOnGet.steps = None
             steps()
-        return super().get(key, default)
+        return super().get(key, default)  # type: ignore[misc]
+
+
+class _WriteOnGetDict(_WriteOnGet, dict):  # type: ignore[type-arg]
+    __slots__ = ()
+
+
+class _WriteOnGetNode(_WriteOnGet, _walk.Node):
+    __slots__ = ()
 
 
 def test_a_trie_lookup_overlapping_writes_retries(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -394,13 +389,14 @@ def test_a_trie_lookup_overlapping_writes_retries(monkeypatch: pytest.MonkeyPatc
             m.unsubscribe("#", 1)
             m.subscribe("a.*", 2)
 
-        monkeypatch.setattr(_WriteOnGetNode, "steps", steps)
+        monkeypatch.setattr(_WriteOnGet, "steps", steps)
+        monkeypatch.setattr(_WriteOnGet, "at", 1)
         index._root.__class__ = _WriteOnGetNode  # type: ignore[attr-defined]
         assert m.lookup("a.b") == {2}, algorithm
-        assert _WriteOnGetNode.steps is None  # the writes ran mid-walk
+        assert _WriteOnGet.steps is None  # the writes ran mid-walk
 
 
-def test_a_cstrie_lookup_overlapping_writes_retries() -> None:
+def test_a_cstrie_lookup_overlapping_writes_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     """The cstrie's version check, pinned: the lookup holds the C-node of 'a' from before the
     writes (subscribe 'a.b', unsubscribe 'a.*'), reads no 'b' in it and then the '*' branch's
     current, emptied node: without the check it returns {}, which never existed (the states
@@ -414,13 +410,15 @@ def test_a_cstrie_lookup_overlapping_writes_retries() -> None:
         m.subscribe("a.b", 2)
         m.unsubscribe("a.*", 1)
 
-    a.children = _WriteOnGet(a.children, steps)
+    monkeypatch.setattr(_WriteOnGet, "steps", steps)
+    monkeypatch.setattr(_WriteOnGet, "at", 1)
+    a.children = _WriteOnGetDict(a.children)
     assert m.lookup("a.b") == {2}
-    assert a.children.steps is None
+    assert _WriteOnGet.steps is None
 
 
 @pytest.mark.parametrize("algorithm", ["inverted_bitmap", "optimized_bitmap"])
-def test_a_bitmap_lookup_overlapping_writes_retries(algorithm: str) -> None:
+def test_a_bitmap_lookup_overlapping_writes_retries(monkeypatch: pytest.MonkeyPatch, algorithm: str) -> None:
     """The bitmaps' version check, pinned: the lookup has the bits of 'a.*' and '#' from before
     the writes and reads the subscribers of 'a.*' ({1}); then 'a.*' loses its last subscriber
     and '#' gains 3 before it reads those of '#' ({2, 3}): without the check it returns
@@ -434,9 +432,11 @@ def test_a_bitmap_lookup_overlapping_writes_retries(algorithm: str) -> None:
         m.unsubscribe("a.*", 1)
         m.subscribe("#", 3)
 
-    index._subs = subs = _WriteOnGet(index._subs, steps, at=2)  # type: ignore[attr-defined]
+    monkeypatch.setattr(_WriteOnGet, "steps", steps)
+    monkeypatch.setattr(_WriteOnGet, "at", 2)
+    index._subs = _WriteOnGetDict(index._subs)  # type: ignore[attr-defined]
     assert m.lookup("a.b") == {2, 3}
-    assert subs.steps is None
+    assert _WriteOnGet.steps is None
 
 
 @pytest.mark.parametrize("resize", [False, True], ids=["replace", "resize"])
