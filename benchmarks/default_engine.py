@@ -15,7 +15,7 @@ A variant is an algorithm and options: ``cache=N`` (result cache size), ``quiet=
 version lasts before it gets a DFA), ``learn=N`` (times a transition is taken before the DFA learns
 it), ``probation=N`` (lookups that teach a new DFA, and as many that judge it), ``dfa=0`` (no DFA
 at all), ``bytes=N`` (the DFA's byte budget), ``walk=N`` (the result cache's invalidation steps per
-token of a written pattern).
+token of a written pattern), ``memo=0`` (no union memo: the walk unites its sets every time).
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from topicmatch import Matcher
+from topicmatch import Matcher, _walk
+from topicmatch._trie import TrieIndex
 from topicmatch.bench import shapes
 from topicmatch.bench.contenders import _Paho
 
@@ -60,6 +61,9 @@ def _variant(spec: str, shape: shapes.Shape) -> Any:
     for start in range(0, len(shape.pairs), 10_000):
         m.subscribe_many(shape.pairs[start : start + 10_000])
     index = m._index
+    if settings.pop("memo", "1") == "0":
+        assert isinstance(index, TrieIndex), "memo= is the default's"
+        index._union = _walk.union_of
     if "walk" in settings:
         assert m._cache is not None, "walk= needs a result cache"
         m._cache.walk_budget = int(settings.pop("walk"))
