@@ -25,6 +25,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from topicmatch import Matcher, _walk
@@ -60,22 +61,24 @@ def _variant(spec: str, shape: shapes.Shape) -> Any:
     m = Matcher(name, shape.dialect, cache_size=cache)
     for start in range(0, len(shape.pairs), 10_000):
         m.subscribe_many(shape.pairs[start : start + 10_000])
-    index = m._index
-    if settings.pop("memo", "1") == "0":
-        assert isinstance(index, TrieIndex), "memo= is the default's"
-        index._union = _walk.union_of
     if "walk" in settings:
         assert m._cache is not None, "walk= needs a result cache"
         m._cache.walk_budget = int(settings.pop("walk"))
-    for key, value in settings.items():
-        attribute = {
-            "quiet": "quiet_lookups",
-            "learn": "learn_after",
-            "probation": "probation",
-            "bytes": "dfa_bytes",
-            "dfa": "_use_dfa",
-        }[key]
-        setattr(index, attribute, bool(int(value)) if key == "dfa" else int(value))
+    if not settings:
+        return m
+    index = m._index
+    assert isinstance(index, TrieIndex), "memo=, dfa= and the DFA's settings are the default's"
+    if settings.pop("memo", "1") == "0":
+        index._union = _walk.union_of
+    if "dfa" in settings:
+        index._use_dfa = bool(int(settings.pop("dfa")))
+    fields = {
+        "quiet": "quiet_lookups",
+        "learn": "learn_after",
+        "probation": "probation",
+        "bytes": "max_bytes",
+    }
+    index.dfa_settings = replace(index.dfa_settings, **{fields[k]: int(v) for k, v in settings.items()})
     return m
 
 

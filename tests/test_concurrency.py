@@ -19,7 +19,7 @@ from topicmatch import Matcher, _naive, _walk
 from topicmatch._collector import collector_paused
 from topicmatch._cstrie import _INode
 from topicmatch._dialects import make_dialect
-from topicmatch._trie import TrieIndex
+from topicmatch._trie import DFASettings, TrieIndex
 from topicmatch._words import Tokens, pattern_matches
 
 from .conftest import make_matcher
@@ -134,8 +134,7 @@ def test_lookups_through_the_dfa_are_linearizable(cache_size: int, bulk: bool) -
     # transition at once: readers build and use DFAs while the writer changes the trie.
     m = Matcher(cache_size=cache_size)
     index = m._index
-    index.quiet_lookups = 0  # type: ignore[attr-defined]
-    index.learn_after = 1  # type: ignore[attr-defined]
+    index.dfa_settings = DFASettings(quiet_lookups=0, learn_after=1)  # type: ignore[attr-defined]
     stop = threading.Event()
     seen: set[frozenset[object]] = set()
     errors: list[BaseException] = []

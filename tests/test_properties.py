@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from topicmatch import ALGORITHMS, DIALECTS, Matcher, MatcherSnapshot, _walk
+from topicmatch._trie import DFASettings
 
 from .conftest import make_matcher
 from .reference import MATCHES
@@ -34,8 +35,7 @@ def _check_dialect(dialect: str, data: st.DataObject) -> None:
     for algorithm, options in [*((a, {}) for a in ALGORITHMS), ("default", {"cache_size": 0})]:
         m = make_matcher(algorithm, dialect, topics, **options)
         if options:
-            m._index.quiet_lookups = 0  # type: ignore[attr-defined]
-            m._index.learn_after = 1  # type: ignore[attr-defined]
+            m._index.dfa_settings = DFASettings(quiet_lookups=0, learn_after=1)  # type: ignore[attr-defined]
         for pattern, subscriber in subs[:first]:
             m.subscribe(pattern, subscriber)
         assert m.subscribe_many(subs[first:]) == len(set(subs[first:]) - set(subs[:first])), algorithm
@@ -101,8 +101,7 @@ class _SubscriptionMachine(RuleBasedStateMachine):
         for algorithm in ALGORITHMS:
             self.matchers[algorithm] = make_matcher(algorithm, self.dialect, self.space)
         eager = self.matchers["default, eager DFA"] = Matcher(dialect=self.dialect, cache_size=0)
-        eager._index.quiet_lookups = 0  # type: ignore[attr-defined]
-        eager._index.learn_after = 1  # type: ignore[attr-defined]
+        eager._index.dfa_settings = DFASettings(quiet_lookups=0, learn_after=1)  # type: ignore[attr-defined]
 
     @rule(data=st.data(), subscriber=st.integers(0, 3))
     def subscribe(self, data: st.DataObject, subscriber: int) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, cast
@@ -248,7 +249,7 @@ class Matcher(_Reader[S]):
             if dfa_bytes is not None:
                 if not isinstance(dfa_bytes, int) or dfa_bytes < 0:
                     raise ConfigurationError(f"dfa_bytes must be an int >= 0, not {dfa_bytes!r}")
-                trie.dfa_bytes = dfa_bytes
+                trie.dfa_settings = replace(trie.dfa_settings, max_bytes=dfa_bytes)
         else:
             self._index = _INDEXES[algorithm](dollar)
         if cache_size is None:

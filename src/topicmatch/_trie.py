@@ -22,6 +22,7 @@ snapshot; a copy has the same content as its original, so readers may meet eithe
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass
 
 from ._algebra import TopicRules, overlapping_in_trie
 from ._dfa import DFA, LEARN_AFTER, MAX_BYTES, PROBATION
@@ -31,7 +32,7 @@ from ._versions import yield_to_writer
 from ._walk import Node, Union, Unions, union_of, walk_general, walk_leaves
 from ._words import HASH, STAR, Tokens
 
-__all__ = ["QUIET_LOOKUPS", "TrieIndex"]
+__all__ = ["QUIET_LOOKUPS", "DFASettings", "TrieIndex"]
 
 #: One change of a pattern's subscribers (TrieIndex._add or _remove): the pairs changed.
 _Change = Callable[[str, Tokens, frozenset[Hashable]], int]
@@ -40,6 +41,19 @@ _Change = Callable[[str, Tokens, frozenset[Hashable]], int]
 #: the longest wait after DFAs were retired.
 QUIET_LOOKUPS = 64
 MAX_QUIET = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class DFASettings:
+    """When a trie with a DFA (the default's) builds one, and how the DFA learns: one immutable
+    object per trie, which its snapshots share. The defaults are the measured choices
+    (docs/performance.md, "The default engine"); ``benchmarks/default_engine.py`` compares others.
+    """
+
+    quiet_lookups: int = QUIET_LOOKUPS  # lookups a version of the trie lasts before it gets a DFA
+    learn_after: int = LEARN_AFTER  # a transition is learnt the time it is taken this often
+    probation: int = PROBATION  # lookups that teach a new DFA, and as many that judge it
+    max_bytes: int = MAX_BYTES  # what the DFA may grow to (Matcher's ``dfa_bytes``)
 
 
 class TrieIndex(Index):
@@ -73,11 +87,7 @@ class TrieIndex(Index):
         self._countdown = 0  # lookups that walk the trie before _settle looks again
         self._backoff = 0  # lookups added to the wait for a DFA while DFAs get retired
         self._retired: DFA | None = None
-        # The DFA's tuning, per index so that benchmarks/default_engine.py can compare settings.
-        self.quiet_lookups = QUIET_LOOKUPS
-        self.learn_after = LEARN_AFTER
-        self.probation = PROBATION
-        self.dfa_bytes = MAX_BYTES
+        self.dfa_settings = DFASettings()
         self._count = 0
 
     # -- writers -------------------------------------------------------------------------
@@ -273,7 +283,7 @@ class TrieIndex(Index):
         A DFA pays for itself only over many lookups of one version of the trie (it learns a
         transition the :data:`~._dfa.LEARN_AFTER`-th time it is taken), and every write ends
         a version. So after a write, lookups walk the trie until the version has lasted
-        ``quiet_lookups`` of them: under a steady stream of writes (subscription churn) no DFA
+        ``dfa_settings.quiet_lookups`` of them: under a steady stream of writes (subscription churn) no DFA
         is built at all. After a DFA was retired by its probation (topics that do not repeat),
         the next one waits four times as long as the last, up to :data:`MAX_QUIET` more lookups
         (the traffic may have changed); a DFA that passes resets the wait. The counts are
@@ -283,11 +293,11 @@ class TrieIndex(Index):
             if dfa is not None and not dfa.retired and dfa.lookups >= 2 * dfa.probation:
                 self._backoff = 0  # the last version's DFA passed its probation
             self._quiet_version = version
-            self._countdown = self.quiet_lookups + self._backoff - 1  # this lookup counts
+            self._countdown = self.dfa_settings.quiet_lookups + self._backoff - 1  # this lookup counts
         elif dfa is not None and dfa.retired and dfa.version == version and dfa is not self._retired:
             self._retired = dfa
             self._backoff = min(4 * max(self._backoff, dfa.lookups), MAX_QUIET)
-            self._countdown = self.quiet_lookups + self._backoff - 1
+            self._countdown = self.dfa_settings.quiet_lookups + self._backoff - 1
         if self._countdown < 0:
             # The retired DFA goes with the reference to it: one DFA's bytes at a time. The
             # countdown stays below zero: the next lookup that walks the trie (this DFA
@@ -296,8 +306,9 @@ class TrieIndex(Index):
             self._dfa = self._new_dfa(version)
 
     def _new_dfa(self, version: int) -> DFA:
-        dfa = DFA(self._root, self.dollar_rule, not self._inner_hash, version, self.dfa_bytes)
-        dfa.learn_after, dfa.probation = self.learn_after, self.probation
+        settings = self.dfa_settings
+        dfa = DFA(self._root, self.dollar_rule, not self._inner_hash, version, settings.max_bytes)
+        dfa.learn_after, dfa.probation = settings.learn_after, settings.probation
         return dfa
 
     # -- whole-state views ---------------------------------------------------------------------
@@ -307,9 +318,7 @@ class TrieIndex(Index):
         with self._lock:
             frozen = TrieIndex(self.dollar_rule, dfa=self._use_dfa)
             frozen._root, frozen._count, frozen._inner_hash = self._root, self._count, self._inner_hash
-            frozen.quiet_lookups, frozen.learn_after = self.quiet_lookups, self.learn_after
-            frozen.probation = self.probation
-            frozen.dfa_bytes = self.dfa_bytes
+            frozen.dfa_settings = self.dfa_settings
             frozen._unions, frozen._union = self._unions, self._union
             frozen._readonly = True
             self._gen = object()
