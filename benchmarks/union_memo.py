@@ -16,6 +16,9 @@ default matcher per variant (result cache off, to see the walk), rounds of 1 s a
 Printed per variant: the median lookups/s, the median of the rounds' ratios to paho, and the
 seconds the cyclic collector ran during its rounds (``gc.callbacks``). The matcher's own code is
 used as it is; only which union function its trie calls differs.
+
+First, what the memo's thresholds rest on: the time of a hit (``Unions.of`` on sets it holds)
+against uniting four disjoint sets of N subscribers in all (``union_of``), best of 5 x 20,000.
 """
 
 from __future__ import annotations
@@ -24,7 +27,9 @@ import gc
 import statistics
 import sys
 import time
+import timeit
 from collections.abc import Callable, Hashable
+from functools import partial
 from typing import Any
 
 from topicmatch import Matcher, _walk
@@ -70,7 +75,23 @@ def _build(variant: str, shape: shapes.Shape) -> Any:
     return m
 
 
+def probe_against_union() -> None:
+    for n in (8, 16, 32, 64, 128, 256):
+        found: list[frozenset[Hashable]] = [
+            frozenset(range(k * 10_000, k * 10_000 + n // 4)) for k in range(4)
+        ]
+        memo = _walk.Unions()
+        memo.of(found)  # kept when n >= UNION_MIN; a hit from now on
+        times = {}
+        for name, union in (("union", _walk.union_of), ("memo", memo.of)):
+            call = partial(union, found)
+            times[name] = min(timeit.repeat(call, number=20_000, repeat=5)) / 20_000
+        kept = "hit" if n >= _walk.UNION_MIN else "not kept: a union"
+        print(f"N={n:4d}: union {times['union'] * 1e9:5.0f} ns, memo ({kept}) {times['memo'] * 1e9:5.0f} ns")
+
+
 def main(rounds: int) -> None:
+    probe_against_union()
     shape = shapes.churn(FULL.churn, FULL.lookups, int(WRITE_RATE * (rounds + 1) * 4 * 1.2))
     variants = ("memo", "no memo", "dict memo", "paho")
     built = {v: _build(v, shape) for v in variants}

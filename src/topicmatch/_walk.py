@@ -310,8 +310,9 @@ def union_of(found: list[frozenset[Hashable]]) -> frozenset[Hashable]:
 
 
 #: The union memo (:class:`Unions`): its slots (a power of two), the fewest subscribers a union
-#: must hold to be kept (a smaller one costs about what the memo's probe does), the bytes it may
-#: hold by default, and the probes per judgement of whether it pays.
+#: must hold to be kept (uniting fewer costs a few hundred ns, a hit about 200: the first table of
+#: ``benchmarks/union_memo.py``), the bytes it may hold by default, and the probes per judgement
+#: of whether it pays.
 UNION_SLOTS: Final = 1024
 UNION_MIN: Final = 64
 UNION_BYTES: Final = 32 * 1024 * 1024
@@ -321,8 +322,8 @@ _UNION_MASK: Final = UNION_SLOTS - 1
 UNION_BACKOFF: Final = 16 * UNION_WINDOW
 UNION_MAX_BACKOFF: Final = 1 << 22
 #: A window pays when its hits saved at least this many subscribers' insertions per probe: a
-#: probe (a tuple of the sets, its hash, a slot) costs about what a union of 8-16 small sets'
-#: subscribers does (docs/performance.md, "The union memo").
+#: hit (a tuple of the sets, its hash, a slot) costs about what uniting 16 subscribers does
+#: (``benchmarks/union_memo.py``; docs/performance.md, "The union memo").
 UNION_PAYS: Final = 16
 
 
