@@ -4,6 +4,7 @@ itself off where it does not pay, and no work for the cyclic collector."""
 from __future__ import annotations
 
 import gc
+import threading
 import tracemalloc
 
 import pytest
@@ -170,3 +171,51 @@ def test_the_memo_stays_on_where_topics_repeat() -> None:
 def test_a_snapshot_shares_the_memo() -> None:
     m = _wide()
     assert _unions(m.snapshot()) is _unions(m)
+
+
+def test_readers_sharing_the_memo_see_only_states_that_existed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A writer swaps one subscriber of x/+ for another and back, so that the sets a lookup of
+    # x/b unites keep their sizes and change their contents; readers share the memo meanwhile.
+    # Every union they get must be one of the states (a memo keyed by anything less than
+    # the sets themselves serves the other state's union). Bounded: 2,000 swaps, 120 s. No
+    # judgement during the test: the memo stays on and counts every hit.
+    monkeypatch.setattr(_walk, "UNION_WINDOW", 10**9)
+    m = _wide()
+    m.subscribe("+/b", "solo")
+    base = {f"c{i}" for i in range(1, 100)} | {"solo"}
+    states = {frozenset(base | {"c0"}), frozenset(base), frozenset(base | {"c0'"})}  # between: base
+    stop = threading.Event()
+    seen: set[frozenset[object]] = set()
+    errors: list[BaseException] = []
+    together = threading.Barrier(3, timeout=60)  # no thread runs alone through its part
+
+    def writer() -> None:
+        try:
+            together.wait()
+            for _ in range(1_000):
+                m.unsubscribe("x/+", "c0")
+                m.subscribe("x/+", "c0'")
+                m.unsubscribe("x/+", "c0'")
+                m.subscribe("x/+", "c0")
+        except BaseException as error:  # pragma: no cover - reported below
+            errors.append(error)
+        finally:
+            stop.set()
+
+    def reader() -> None:
+        try:
+            together.wait()
+            while not stop.is_set():
+                seen.add(m.lookup("x/b"))
+        except BaseException as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=f) for f in (writer, reader, reader)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+        assert not t.is_alive(), "a thread did not finish"
+    assert not errors
+    assert _unions(m).saved > 0  # the readers were served by the memo
+    assert seen <= states, [sorted(map(str, s - frozenset(base))) for s in seen - states]
