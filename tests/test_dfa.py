@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from topicmatch import DIALECTS, Dialect, Matcher, make_dialect
 from topicmatch._dfa import DFA, LEARN_AFTER
-from topicmatch._trie import QUIET_LOOKUPS, TrieIndex
+from topicmatch._trie import QUIET_LOOKUPS, DFASettings, TrieIndex
 from topicmatch._walk import step
 
 from .reference import MATCHES
@@ -77,3 +77,47 @@ def test_every_learnt_transition_is_one_step_of_the_trie_walk(data: st.DataObjec
         for word, target in state.next.items():
             dollar = state.first and d.dollar_rule and word[:1] == "$"
             assert set(target.nodes) == set(step(state.nodes, word, state.nodes[0] if dollar else None))
+
+
+def _distinct_matcher(probation: int) -> tuple[Matcher, TrieIndex]:
+    m = Matcher(dialect="mqtt", cache_size=0)
+    m.subscribe_many([("+/+/status", 1), ("fleet/#", 2), ("fleet/+/temp", 3)])
+    index = m._index
+    assert isinstance(index, TrieIndex)
+    index.dfa_settings = DFASettings(probation=probation)
+    return m, index
+
+
+def test_a_dfa_on_topics_that_do_not_repeat_is_retired_dropped_and_retried_later() -> None:
+    # Every topic new at its second level: nearly every lookup leaves the DFA's transitions, so
+    # the DFA is retired after its probation, dropped (its bytes go at once), and the next one
+    # comes four times its lookups later.
+    probation = 16
+    m, index = _distinct_matcher(probation)
+    topics = (f"fleet/v{i}/status" for i in range(10**6))
+    for _ in range(QUIET_LOOKUPS + 1):
+        m.lookup(next(topics))
+    dfa = index._dfa
+    assert dfa is not None  # made by the lookup that found the version had lasted
+    for _ in range(2 * probation):
+        assert m.lookup(next(topics)) == {1, 2}
+    assert dfa.retired
+    m.lookup(next(topics))  # the first lookup after it walks the trie and settles
+    assert index._dfa is None
+    waited = 0
+    while index._dfa is None:
+        m.lookup(next(topics))
+        waited += 1
+    assert waited == QUIET_LOOKUPS + 4 * 2 * probation
+
+
+def test_a_dfa_on_repeating_topics_passes_its_probation() -> None:
+    probation = 16
+    m, index = _distinct_matcher(probation)
+    topics = [f"fleet/v{i}/status" for i in range(4)]
+    for k in range(QUIET_LOOKUPS + 3 * probation):
+        assert m.lookup(topics[k % 4]) == {1, 2}
+    dfa = index._dfa
+    assert dfa is not None
+    assert not dfa.retired
+    assert dfa.lookup == dfa.match  # off probation: no more counting

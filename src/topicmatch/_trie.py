@@ -86,7 +86,6 @@ class TrieIndex(Index):
         self._quiet_version = -1  # the version whose quiet lookups _countdown counts down
         self._countdown = 0  # lookups that walk the trie before _settle looks again
         self._backoff = 0  # lookups added to the wait for a DFA while DFAs get retired
-        self._retired: DFA | None = None
         self.dfa_settings = DFASettings()
         self._count = 0
 
@@ -294,15 +293,16 @@ class TrieIndex(Index):
                 self._backoff = 0  # the last version's DFA passed its probation
             self._quiet_version = version
             self._countdown = self.dfa_settings.quiet_lookups + self._backoff - 1  # this lookup counts
-        elif dfa is not None and dfa.retired and dfa.version == version and dfa is not self._retired:
-            self._retired = dfa
+        elif dfa is not None and dfa.retired and dfa is self._dfa:
+            # Retired by its probation: dropped at once, so that its bytes go now rather than
+            # when the next DFA is made (up to a million lookups later). A race that applies
+            # the wait twice only delays the next DFA.
+            self._dfa = None
             self._backoff = min(4 * max(self._backoff, dfa.lookups), MAX_QUIET)
             self._countdown = self.dfa_settings.quiet_lookups + self._backoff - 1
         if self._countdown < 0:
-            # The retired DFA goes with the reference to it: one DFA's bytes at a time. The
-            # countdown stays below zero: the next lookup that walks the trie (this DFA
+            # The countdown stays below zero: the next lookup that walks the trie (this DFA
             # retired, or a write ended its version) comes back here.
-            self._retired = None
             self._dfa = self._new_dfa(version)
 
     def _new_dfa(self, version: int) -> DFA:
