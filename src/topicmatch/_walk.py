@@ -341,7 +341,8 @@ class Unions:
     Direct-mapped: :data:`UNION_SLOTS` slots, one entry each, chosen by the key's hash; a new
     union replaces the entry in its slot. So a store frees what it replaces, and the memo adds
     no work for CPython's cyclic collector (a dict of entries, cleared when full, made the
-    collector take a third of a churning lookup's time: each store left new tracked objects).
+    collector take a third of a churning lookup's time, as each store left new tracked objects:
+    ``benchmarks/union_memo.py``).
     Only unions of at least :data:`UNION_MIN` subscribers are kept.
 
     Bounded in bytes: each entry is charged its union, its key and the key's sets (which a
