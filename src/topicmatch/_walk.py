@@ -409,7 +409,7 @@ class Unions:
         ``max_bytes``, drop entries from the clock hand on until it fits (at most one turn of
         the slots: O(UNION_SLOTS) for this store, O(1) amortised, as each entry goes once)."""
         # Estimated from sizes, not measured: sys.getsizeof calls each set's __sizeof__, and
-        # charging a store that way cost a third of what the memo saved under churn. A set's
+        # charging a store that way took much of what the memo saved under churn. A set's
         # table is at least a quarter full, so 64 bytes per element (16 per slot) and 256 per
         # set (its header, or the table of a set of a few) bound what getsizeof would say.
         charge = 64 * (len(result) + sum(map(len, key))) + 256 * (len(key) + 2)
