@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from topicmatch import DIALECTS, Matcher, MatcherSnapshot, _walk
+from topicmatch import DIALECTS, ConfigurationError, Matcher, MatcherSnapshot, _walk
 from topicmatch._trie import TrieIndex
 from topicmatch._walk import UNION_SLOTS, UNION_WINDOW, Unions
 
@@ -219,3 +219,22 @@ def test_readers_sharing_the_memo_see_only_states_that_existed(monkeypatch: pyte
     assert not errors
     assert _unions(m).saved > 0  # the readers were served by the memo
     assert seen <= states, [sorted(map(str, s - frozenset(base))) for s in seen - states]
+
+
+def test_the_memo_bound_is_set_through_the_matcher() -> None:
+    assert _unions(Matcher()).max_bytes == _walk.UNION_BYTES
+    assert _unions(Matcher(union_bytes=1 << 20)).max_bytes == 1 << 20
+    m = _wide()
+    m.subscribe("+/b", "solo")
+    nothing = Matcher(dialect="mqtt", cache_size=0, union_bytes=0)
+    nothing.subscribe_many([("x/+", f"c{i}") for i in range(100)] + [("+/b", "solo")])
+    nothing._index._use_dfa = False  # type: ignore[attr-defined]
+    for _ in range(3):
+        assert nothing.lookup("x/b") == m.lookup("x/b")
+    assert not any(_unions(nothing).slots)  # 0 keeps nothing
+    assert any(_unions(m).slots)
+    for bad in (-1, 1.5, "1"):
+        with pytest.raises(ConfigurationError, match="union_bytes"):
+            Matcher(union_bytes=bad)  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="union_bytes"):
+        Matcher("trie", union_bytes=1 << 20)

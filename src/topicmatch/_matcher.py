@@ -34,6 +34,7 @@ from ._inverted_bitmap import InvertedBitmapIndex
 from ._naive import NaiveIndex
 from ._optimized_bitmap import OptimizedBitmapIndex
 from ._trie import TrieIndex
+from ._walk import UNION_BYTES
 from ._words import Tokens
 
 __all__ = ["ALGORITHMS", "DEFAULT_CACHE_SIZE", "Matcher", "MatcherSnapshot"]
@@ -194,15 +195,17 @@ class Matcher(_Reader[S]):
     """Find the subscribers of published topics among wildcard subscriptions.
 
     ``algorithm`` is one of :data:`ALGORITHMS` (``"default"``: a trie whose DFA, result cache and
-    memo of unions turn themselves on where traffic repeats, see docs/implementation.md; the memo
-    holds at most 32 MiB by its estimate, ``_walk.UNION_BYTES``); ``dialect`` one of
+    memo of unions turn themselves on where traffic repeats, see docs/implementation.md);
+    ``dialect`` one of
     ``"amqp"`` (default), ``"mqtt"``, ``"nats"``. ``pedantic`` (nats only) rejects published
     subjects the server rejects in pedantic mode. ``max_bytes`` and
     ``max_words`` override the dialect's limits on patterns and topics. ``cache_size`` sets the
     result cache (0 turns it off; by default on only for ``"default"``). ``dfa_bytes`` bounds the
     memory of the default's DFA (32 MiB by default; it then learns nothing more and lookups walk
     the trie from where its known transitions end; what it keeps is charged by estimate, and stays
-    within 1.5x of the bound, tests/test_bounds.py). ``topics`` is the topic
+    within 1.5x of the bound, tests/test_bounds.py). ``union_bytes`` bounds the default's memo
+    of unions (32 MiB by default, by an estimate that errs high, tests/test_unions.py; 0 keeps
+    nothing). ``topics`` is the topic
     space of ``"inverted_bitmap"`` (required there, refused elsewhere).
 
     All methods are thread-safe; lookups take no lock (see docs/implementation.md).
@@ -224,6 +227,7 @@ class Matcher(_Reader[S]):
         max_words: int | None = None,
         cache_size: int | None = None,
         dfa_bytes: int | None = None,
+        union_bytes: int | None = None,
         topics: Iterable[str] | None = None,
     ) -> None:
         if algorithm not in ALGORITHMS:
@@ -236,6 +240,12 @@ class Matcher(_Reader[S]):
         dollar = self._dialect.dollar_rule
         if dfa_bytes is not None and algorithm != "default":
             raise ConfigurationError(f"dfa_bytes= bounds the default's DFA; {algorithm} has none")
+        if union_bytes is not None and algorithm != "default":
+            raise ConfigurationError(
+                f"union_bytes= bounds the default's memo of unions; {algorithm} has none"
+            )
+        if union_bytes is not None and (not isinstance(union_bytes, int) or union_bytes < 0):
+            raise ConfigurationError(f"union_bytes must be an int >= 0, not {union_bytes!r}")
         if algorithm == "inverted_bitmap":
             if topics is None:
                 raise ConfigurationError("inverted_bitmap needs its topic space: Matcher(..., topics=[...])")
@@ -245,7 +255,8 @@ class Matcher(_Reader[S]):
         elif algorithm == "default":
             # The trie, the fastest correct algorithm on every workload measured, with its DFA
             # (and the result cache below): docs/implementation.md says why.
-            trie = self._index = TrieIndex(dollar, dfa=True, unions=True)
+            memo = UNION_BYTES if union_bytes is None else union_bytes
+            trie = self._index = TrieIndex(dollar, dfa=True, union_bytes=memo)
             if dfa_bytes is not None:
                 if not isinstance(dfa_bytes, int) or dfa_bytes < 0:
                     raise ConfigurationError(f"dfa_bytes must be an int >= 0, not {dfa_bytes!r}")

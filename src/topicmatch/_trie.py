@@ -67,15 +67,15 @@ class TrieIndex(Index):
 
     name = "trie"
 
-    def __init__(self, dollar_rule: bool, dfa: bool = False, unions: bool = False) -> None:
+    def __init__(self, dollar_rule: bool, dfa: bool = False, union_bytes: int | None = None) -> None:
         super().__init__(dollar_rule)
         self._gen = object()  # nodes of this generation are this trie's to change in place
         self._root = Node(gen=self._gen)
         self._readonly = False  # a snapshot
         self._use_dfa = dfa
-        # The memo of the walks' unions (the default's; _walk.Unions): snapshots share it, as
-        # its entries are right for any state of the trie.
-        self._unions = Unions() if unions else None
+        # The memo of the walks' unions (the default's, bounded at union_bytes; _walk.Unions):
+        # snapshots share it, as its entries are right for any state of the trie.
+        self._unions = None if union_bytes is None else Unions(union_bytes)
         self._union: Union = union_of if self._unions is None else self._unions.of
         # '#' nodes followed by a word (AMQP's 'a.#.b'); while there are none, lookups take the
         # faster walk of a trie whose '#' nodes are leaves (walk_leaves). Raised before such a
