@@ -282,18 +282,19 @@ class TrieIndex(Index):
         A DFA pays for itself only over many lookups of one version of the trie (it learns a
         transition the :data:`~._dfa.LEARN_AFTER`-th time it is taken), and every write ends
         a version. So after a write, lookups walk the trie until the version has lasted
-        ``dfa_settings.quiet_lookups`` of them: under a steady stream of writes (subscription churn) no DFA
-        is built at all. After a DFA was retired by its probation (topics that do not repeat),
-        the next one waits four times as long as the last, up to :data:`MAX_QUIET` more lookups
-        (the traffic may have changed); a DFA that passes resets the wait. The counts are
-        heuristics; a race that loses a decrement only delays a DFA.
+        ``dfa_settings.quiet_lookups`` of them: under a steady stream of writes (subscription
+        churn) no DFA is built at all. After a DFA was retired by its probation (topics that do
+        not repeat), the next one waits four times as long as the last, up to :data:`MAX_QUIET`
+        more lookups (the traffic may have changed); a DFA that passes resets the wait. The
+        counts are heuristics; a race that loses a decrement only delays a DFA.
         """
         if self._quiet_version != version:
             if dfa is not None and not dfa.retired and dfa.lookups >= 2 * dfa.probation:
                 self._backoff = 0  # the last version's DFA passed its probation
             self._quiet_version = version
-            self._countdown = self.dfa_settings.quiet_lookups + self._backoff - 1  # this lookup counts
-        elif dfa is not None and dfa.retired and dfa is self._dfa:
+            # This lookup counts.
+            self._countdown = self.dfa_settings.quiet_lookups + self._backoff - 1
+        elif dfa is not None and dfa.retired and dfa.version == version and dfa is self._dfa:
             # Retired by its probation: dropped at once, so that its bytes go now rather than
             # when the next DFA is made (up to a million lookups later). A race that applies
             # the wait twice only delays the next DFA.
