@@ -238,14 +238,8 @@ class Matcher(_Reader[S]):
         self._parse_topic = self._dialect.topic_parser()
         self.algorithm = algorithm
         dollar = self._dialect.dollar_rule
-        if dfa_bytes is not None and algorithm != "default":
-            raise ConfigurationError(f"dfa_bytes= bounds the default's DFA; {algorithm} has none")
-        if union_bytes is not None and algorithm != "default":
-            raise ConfigurationError(
-                f"union_bytes= bounds the default's memo of unions; {algorithm} has none"
-            )
-        if union_bytes is not None and (not isinstance(union_bytes, int) or union_bytes < 0):
-            raise ConfigurationError(f"union_bytes must be an int >= 0, not {union_bytes!r}")
+        _check_budget("dfa_bytes", dfa_bytes, algorithm, "DFA")
+        _check_budget("union_bytes", union_bytes, algorithm, "memo of unions")
         if algorithm == "inverted_bitmap":
             if topics is None:
                 raise ConfigurationError("inverted_bitmap needs its topic space: Matcher(..., topics=[...])")
@@ -258,8 +252,6 @@ class Matcher(_Reader[S]):
             memo = UNION_BYTES if union_bytes is None else union_bytes
             trie = self._index = TrieIndex(dollar, dfa=True, union_bytes=memo)
             if dfa_bytes is not None:
-                if not isinstance(dfa_bytes, int) or dfa_bytes < 0:
-                    raise ConfigurationError(f"dfa_bytes must be an int >= 0, not {dfa_bytes!r}")
                 trie.dfa_settings = replace(trie.dfa_settings, max_bytes=dfa_bytes)
         else:
             self._index = _INDEXES[algorithm](dollar)
@@ -490,6 +482,17 @@ class Matcher(_Reader[S]):
 
 def _is_pair_like(value: object) -> bool:
     return isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray))
+
+
+def _check_budget(name: str, value: object, algorithm: str, what: str) -> None:
+    """A byte budget of the default's (``dfa_bytes``, ``union_bytes``): None, or an int >= 0 given
+    to ``"default"``; :class:`~topicmatch.ConfigurationError` otherwise."""
+    if value is None:
+        return
+    if algorithm != "default":
+        raise ConfigurationError(f"{name}= bounds the default's {what}; {algorithm} has none")
+    if not isinstance(value, int) or value < 0:
+        raise ConfigurationError(f"{name} must be an int >= 0, not {value!r}")
 
 
 def _check_subscriber(subscriber: object) -> None:

@@ -74,7 +74,9 @@ class TrieIndex(Index):
         self._readonly = False  # a snapshot
         self._use_dfa = dfa
         # The memo of the walks' unions (the default's, bounded at union_bytes; _walk.Unions):
-        # snapshots share it, as its entries are right for any state of the trie.
+        # snapshots share it, as its entries are right for any state of the trie. ``_union`` is
+        # the function a walk unites with, its bound method made once here so that a lookup
+        # does not make one.
         self._unions = None if union_bytes is None else Unions(union_bytes)
         self._union: Union = union_of if self._unions is None else self._unions.of
         # '#' nodes followed by a word (AMQP's 'a.#.b'); while there are none, lookups take the
