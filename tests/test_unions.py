@@ -26,10 +26,10 @@ def _unions(m: Matcher | MatcherSnapshot) -> Unions:
     return index._unions
 
 
-def _wide(subscribers: int = 100) -> Matcher:
+def _wide(subscribers: int = 100, **options: int) -> Matcher:
     """``x/+`` held by ``subscribers`` clients, so that ``x/<word>`` unites a set of that many
-    with the set of ``+/<word>``: a union the memo keeps."""
-    m = Matcher(dialect="mqtt", cache_size=0)
+    with the set of ``+/<word>``: a union the memo keeps. ``options`` go to the Matcher."""
+    m = Matcher(dialect="mqtt", cache_size=0, **options)  # type: ignore[arg-type]
     m.subscribe_many([("x/+", f"c{i}") for i in range(subscribers)])
     index = m._index
     assert isinstance(index, TrieIndex)
@@ -226,9 +226,8 @@ def test_the_memo_bound_is_set_through_the_matcher() -> None:
     assert _unions(Matcher(union_bytes=1 << 20)).max_bytes == 1 << 20
     m = _wide()
     m.subscribe("+/b", "solo")
-    nothing = Matcher(dialect="mqtt", cache_size=0, union_bytes=0)
-    nothing.subscribe_many([("x/+", f"c{i}") for i in range(100)] + [("+/b", "solo")])
-    nothing._index._use_dfa = False  # type: ignore[attr-defined]
+    nothing = _wide(union_bytes=0)
+    nothing.subscribe("+/b", "solo")
     for _ in range(3):
         assert nothing.lookup("x/b") == m.lookup("x/b")
     assert not any(_unions(nothing).slots)  # 0 keeps nothing
