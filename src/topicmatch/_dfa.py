@@ -40,7 +40,7 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Final
 
 from ._index import EMPTY
-from ._walk import Node, finish_general, finish_leaves, step, subs_of, walk_general, walk_leaves
+from ._walk import Node, finish_general, finish_leaves, step, subs_of, union_of, walk_general, walk_leaves
 
 __all__ = ["DFA", "ENTRY_BYTES", "LEARN_AFTER", "MAX_BYTES", "MAX_OFF_RATIO", "PROBATION", "BatchWalk"]
 
@@ -198,7 +198,7 @@ class DFA:
         if subs is None:
             # The union is computed once per state, then every lookup ending here reuses it.
             found = [subs for subs in map(subs_of, state.nodes) if subs]
-            subs = EMPTY if not found else found[0] if len(found) == 1 else frozenset().union(*found)
+            subs = union_of(found)
             if len(found) < 2:  # a node's own set: nothing new is kept
                 state.subs = subs
             elif self.bytes < self.max_bytes:

@@ -301,12 +301,21 @@ def step(alive: Iterable[Node], word: str, dollar_root: Node | None = None) -> d
 
 
 def union_of(found: list[frozenset[Hashable]]) -> frozenset[Hashable]:
-    """The union of the sets a walk gathered: no allocation for zero or one set, one union else."""
-    if not found:
-        return EMPTY
-    if len(found) == 1:
-        return found[0]
-    return frozenset().union(*found)
+    """The union of the sets a walk gathered: no allocation for zero or one set, one union else.
+
+    Two or three sets are united with ``|`` (no argument tuple, no empty set to start from: 0.08
+    against 0.19 µs for two small sets, 0.16 against 0.21 for three), more with ``EMPTY.union``
+    (the shared empty set, not a new one per call); a walk of the workload matrix's distinct
+    topics gathers one to five sets (docs/performance.md, "Where 2x paho stops being reachable").
+    """
+    n = len(found)
+    if n == 2:
+        return found[0] | found[1]
+    if n == 3:
+        return found[0] | found[1] | found[2]
+    if n > 3:
+        return EMPTY.union(*found)
+    return found[0] if n else EMPTY
 
 
 #: The union memo (:class:`Unions`): its slots (a power of two), the fewest subscribers a union
@@ -382,7 +391,7 @@ class Unions:
             return found[0] if found else EMPTY
         if self.off:
             self.off -= 1
-            return frozenset().union(*found)
+            return found[0] | found[1] if len(found) == 2 else EMPTY.union(*found)
         key = tuple(found)
         slot = hash(key) & _UNION_MASK
         entry = self.slots[slot]
@@ -390,7 +399,7 @@ class Unions:
             result = entry[1]
             self.saved += len(result)
         else:
-            result = frozenset().union(*found)
+            result = EMPTY.union(*found)
             if len(result) >= UNION_MIN:
                 self._keep(slot, key, result, entry)
         self.probes += 1
