@@ -104,6 +104,13 @@ class _Reader(Generic[S]):
     # matcher without a cache uses it as it is (one call less per lookup than a wrapper).
     _lookup_direct = lookup
 
+    def _use_reader(self) -> None:
+        """Make ``lookup`` (and ``_lookup_direct``) the index's own reader where it has one: the
+        trie's parses and walks in one frame (:meth:`~._trie.TrieIndex.reader`)."""
+        reader = self._index.reader(self._parse_topic)
+        if reader is not None:
+            self.lookup = self._lookup_direct = reader  # type: ignore[method-assign, assignment]
+
     def lookup_many(self, topics: Iterable[str]) -> list[frozenset[S]]:
         """``[lookup(t) for t in topics]``, faster: each distinct topic is matched once. Raises
         what :meth:`lookup` raises, at the first bad topic."""
@@ -186,6 +193,7 @@ class MatcherSnapshot(_Reader[S]):
         self._index = index
         self._dialect = dialect
         self._parse_topic = dialect.topic_parser()
+        self._use_reader()
 
     def __repr__(self) -> str:
         return f"<MatcherSnapshot {self._index.name} {self.dialect} pairs={len(self)}>"
@@ -259,6 +267,7 @@ class Matcher(_Reader[S]):
             cache_size = DEFAULT_CACHE_SIZE if algorithm == "default" else 0
         if not isinstance(cache_size, int) or cache_size < 0:
             raise ConfigurationError(f"cache_size must be an int >= 0, not {cache_size!r}")
+        self._use_reader()
         self._cache = ResultCache(cache_size, dollar) if cache_size else None
         self._writes = threading.Lock()
         self._by_subscriber = BySubscriber()
