@@ -63,6 +63,28 @@ def test_a_dfa_serves_only_the_version_it_learnt() -> None:
     assert index._version % 2 == 0
 
 
+def test_a_dfa_whose_version_ended_is_dropped_by_the_next_lookup() -> None:
+    # A write ends the DFA's version without touching it; the first lookup after the write drops
+    # it (its bytes go now, and lookups take the trie's one-frame reader until the new version
+    # gets its own DFA) instead of keeping it until that next DFA.
+    m = Matcher(cache_size=0)
+    m.subscribe("a.*", 1)
+    index = m._index
+    assert isinstance(index, TrieIndex)
+    for _ in range(QUIET_LOOKUPS + LEARN_AFTER + 1):
+        m.lookup("a.b")
+    old = index._dfa
+    assert old is not None
+    m.subscribe("#", 2)
+    assert index._dfa is old
+    assert m.lookup("a.b") == {1, 2}
+    assert index._dfa is None
+    for _ in range(QUIET_LOOKUPS):
+        assert m.lookup("a.b") == {1, 2}
+    assert index._dfa is not None  # the new version's own, once it has lasted
+    assert index._dfa.version == index._version
+
+
 @given(st.data())
 def test_every_learnt_transition_is_one_step_of_the_trie_walk(data: st.DataObject) -> None:
     # The DFA steps with each state's fixed part and children dicts (and one "otherwise" state

@@ -332,8 +332,14 @@ class TrieIndex(Index):
         counts are heuristics; a race that loses a decrement only delays a DFA.
         """
         if self._quiet_version != version:
-            if dfa is not None and not dfa.retired and dfa.lookups >= 2 * dfa.probation:
-                self._backoff = 0  # the last version's DFA passed its probation
+            if dfa is not None:
+                if not dfa.retired and dfa.lookups >= 2 * dfa.probation:
+                    self._backoff = 0  # the last version's DFA passed its probation
+                if dfa.version != version and dfa is self._dfa:
+                    # Its version has ended: it will never be used again. Dropped now, so that
+                    # its bytes go, and lookups take the reader's one-frame walk (:meth:`reader`)
+                    # until this version gets its own DFA.
+                    self._dfa = None
             self._quiet_version = version
             # This lookup counts.
             self._countdown = self.dfa_settings.quiet_lookups + self._backoff - 1
