@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import threading
 import tracemalloc
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
@@ -158,6 +159,33 @@ def test_the_memo_switches_itself_off_where_topics_do_not_repeat() -> None:
     off = unions.off
     m.lookup(f"x/w{UNION_WINDOW}")
     assert unions.off == off - 1  # counted down, not probed
+
+
+def test_the_memo_steps_out_of_the_walk_and_the_trie_brings_it_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Where the trie counts its lookups (the default's, no DFA serving), a memo that switched
+    # itself off is not even called: the walks unite with union_of until the trie's count of
+    # the wait is over. A snapshot made meanwhile goes through the memo, which counts for it.
+    monkeypatch.setattr(_walk, "UNION_BACKOFF", 100)  # read when the memo is made
+    m = Matcher(dialect="mqtt", cache_size=0)
+    index = m._index
+    assert isinstance(index, TrieIndex)
+    index.dfa_settings = replace(index.dfa_settings, quiet_lookups=10**9)  # lookups walk
+    m.subscribe_many([("x/+", f"c{i}") for i in range(100)])
+    m.subscribe_many([(f"+/w{i}", i) for i in range(2 * UNION_WINDOW)])
+    unions = _unions(m)
+    for i in range(UNION_WINDOW):  # each topic once: nothing to reuse
+        m.lookup(f"x/w{i}")
+    assert index._union is _walk.union_of
+    assert unions.off == 100
+    snapshot = m.snapshot()
+    assert snapshot._index._union == unions.of  # type: ignore[attr-defined]
+    for i in range(98):  # the lookup that judged counts as the first of the wait
+        assert m.lookup(f"x/w{UNION_WINDOW + i}") == {f"c{k}" for k in range(100)} | {UNION_WINDOW + i}
+    assert index._union is _walk.union_of
+    assert unions.off == 100  # not counted down by the walks: they do not call it
+    m.lookup("x/w0")
+    assert index._union == unions.of
+    assert unions.off == 0
 
 
 def test_the_memo_stays_on_where_topics_repeat() -> None:

@@ -73,6 +73,11 @@ class Index(Versioned, abc.ABC):
         has one: :meth:`~._trie.TrieIndex.reader`)."""
         return None
 
+    def after(self, lookups: int, callback: Callable[[], None]) -> bool:
+        """Call ``callback`` after ``lookups`` more lookups; False here: this index counts none
+        (the trie behind the default does: :meth:`~._trie.TrieIndex.after`)."""
+        return False
+
     def overlapping(self, tokens: Tokens, rules: TopicRules) -> list[tuple[str, frozenset[Hashable]]]:
         """(pattern, subscribers) of every pattern that overlaps ``tokens`` (:mod:`._algebra`).
 

@@ -79,15 +79,25 @@ class TrieIndex(Index):
         # does not make one.
         self._unions = None if union_bytes is None else Unions(union_bytes)
         self._union: Union = union_of if self._unions is None else self._unions.of
+        if self._unions is not None:
+            self._unions.step_out = self._memo_out
         # '#' nodes followed by a word (AMQP's 'a.#.b'); while there are none, lookups take the
         # faster walk of a trie whose '#' nodes are leaves (walk_leaves). Raised before such a
         # node is linked and lowered after it is unlinked, so a reader never takes the leaf walk
         # through one: the general walk is right for every trie.
         self._inner_hash = 0
         self._dfa: DFA | None = None  # made by readers once a version has lasted (_settle)
-        self._quiet_version = -1  # the version whose quiet lookups _countdown counts down
+        # The one count of lookups behind the default's self-judging parts (_settle): lookups
+        # that walked the trie, as ``_walked`` (up to the last time the countdown was set) plus
+        # ``_armed - _countdown`` (since then). The countdown runs out when something is due:
+        # the DFA (at ``_dfa_at``) or an alarm (``after``: the result cache's return).
         self._countdown = 0  # lookups that walk the trie before _settle looks again
+        self._armed = 0  # what _countdown was last set to
+        self._walked = 0
+        self._quiet_version = -1  # the version whose quiet wait _dfa_at ends
+        self._dfa_at = 0  # the walked count at which the version gets its DFA
         self._backoff = 0  # lookups added to the wait for a DFA while DFAs get retired
+        self._alarms: dict[Callable[[], None], int] = {}  # callback -> the walked count it is due at
         self.dfa_settings = DFASettings()
         self._count = 0
 
@@ -129,7 +139,7 @@ class TrieIndex(Index):
             finally:
                 if self._version & 1:  # a change raised between its two moves
                     self._version += 1
-                self._countdown = -1  # the next lookup that walks sees the new version (_settle)
+                self._settle_soon()  # the next lookup that walks sees the new version
         return changed
 
     def _add(self, pattern: str, tokens: Tokens, subscribers: frozenset[Hashable]) -> int:
@@ -245,7 +255,8 @@ class TrieIndex(Index):
             return None
         dfa = self._dfa
         if dfa is None or dfa.version != version:
-            dfa = self._dfa = self._new_dfa(version)
+            dfa = self._install_dfa(version)
+            self._settle_soon()  # the lookup that first walks after it (retired, or a write) settles
         return dfa
 
     def match(self, words: list[str]) -> frozenset[Hashable]:
@@ -318,9 +329,49 @@ class TrieIndex(Index):
 
         return lookup
 
+    def after(self, lookups: int, callback: Callable[[], None]) -> bool:
+        """Call ``callback`` once, from a lookup's thread, after ``lookups`` more lookups have
+        walked the trie, or sooner, when the trie gets a DFA (whose lookups it does not count).
+        False, and nothing registered, when the trie counts nothing: it has no DFA to schedule
+        (a plain trie), or a DFA serves its lookups.
+
+        The memo of unions uses it to leave the walks while it is switched off (no call of its
+        own per union) and to come back when its wait is over (:meth:`_memo_out`). The alarms
+        map callback -> due: registering is one store and firing pops first, so a callback is
+        never lost and never fires twice for one registration, without a lock on the read path.
+        """
+        if not self._use_dfa or self._dfa is not None:
+            return False
+        self._alarms[callback] = self._walked + self._armed - self._countdown + lookups
+        self._settle_soon()
+        return True
+
+    def _memo_out(self, lookups: int) -> None:
+        """The memo of unions switched itself off for ``lookups`` unions: the walks unite without
+        it (not even a call of the memo's) until the trie's count of lookups brings it back, or,
+        where the trie counts nothing (a DFA serves), through the memo, which counts its wait."""
+        unions = self._unions
+        assert unions is not None, "only a trie with a memo is told"
+        self._union = union_of
+        if not self.after(lookups, self._memo_in):
+            self._union = unions.of
+
+    def _memo_in(self) -> None:
+        """The memo's wait is over: the walks unite through it again, and it judges anew."""
+        unions = self._unions
+        assert unions is not None, "only a trie with a memo is told"
+        unions.off = 0
+        self._union = unions.of
+
+    def _settle_soon(self) -> None:
+        """Fold the lookups counted since the countdown was last set into ``_walked``, and make
+        the next lookup that walks the trie run :meth:`_settle` (after a write, or a new alarm)."""
+        self._walked += self._armed - self._countdown
+        self._countdown = self._armed = -1
+
     def _settle(self, version: int, dfa: DFA | None) -> None:
-        """Give the version a DFA once it has lasted: called by a lookup that walked the trie
-        when the countdown of such lookups ran out (a write sets it to run out at once).
+        """What is due once the countdown of lookups that walked the trie has run out: the
+        version's DFA, and the alarms of :meth:`after`.
 
         A DFA pays for itself only over many lookups of one version of the trie (it learns a
         transition the :data:`~._dfa.LEARN_AFTER`-th time it is taken), and every write ends
@@ -329,8 +380,10 @@ class TrieIndex(Index):
         churn) no DFA is built at all. After a DFA was retired by its probation (topics that do
         not repeat), the next one waits four times as long as the last, up to :data:`MAX_QUIET`
         more lookups (the traffic may have changed); a DFA that passes resets the wait. The
-        counts are heuristics; a race that loses a decrement only delays a DFA.
+        counts are heuristics; a race that loses a decrement only delays what is due.
         """
+        walked = self._walked = self._walked + self._armed - self._countdown  # this lookup included
+        quiet = self.dfa_settings.quiet_lookups
         if self._quiet_version != version:
             if dfa is not None:
                 if not dfa.retired and dfa.lookups >= 2 * dfa.probation:
@@ -341,19 +394,37 @@ class TrieIndex(Index):
                     # until this version gets its own DFA.
                     self._dfa = None
             self._quiet_version = version
-            # This lookup counts.
-            self._countdown = self.dfa_settings.quiet_lookups + self._backoff - 1
+            self._dfa_at = walked + quiet + self._backoff
         elif dfa is not None and dfa.retired and dfa.version == version and dfa is self._dfa:
             # Retired by its probation: dropped at once, so that its bytes go now rather than
             # when the next DFA is made (up to a million lookups later). A race that applies
             # the wait twice only delays the next DFA.
             self._dfa = None
             self._backoff = min(4 * max(self._backoff, dfa.lookups), MAX_QUIET)
-            self._countdown = self.dfa_settings.quiet_lookups + self._backoff - 1
-        if self._countdown < 0:
-            # The countdown stays below zero: the next lookup that walks the trie (this DFA
-            # retired, or a write ended its version) comes back here.
-            self._dfa = self._new_dfa(version)
+            self._dfa_at = walked + quiet + self._backoff
+        alarms = self._alarms
+        if walked >= self._dfa_at:
+            self._install_dfa(version)
+        else:
+            for callback, at in list(alarms.items()):
+                if at <= walked and alarms.pop(callback, None) is not None:  # popped first: once
+                    callback()
+        # Armed for the next thing due; with a DFA and no alarm, -1: the next lookup that walks
+        # the trie (the DFA retired, or a write ended its version) comes back here at once.
+        nexts = list(alarms.values())
+        if self._dfa is None:
+            nexts.append(self._dfa_at)
+        self._countdown = self._armed = max(min(nexts) - walked - 1, -1) if nexts else -1
+
+    def _install_dfa(self, version: int) -> DFA:
+        """Make a new DFA of ``version`` the one lookups use. Its lookups are not counted, so every
+        alarm of :meth:`after` fires now."""
+        dfa = self._dfa = self._new_dfa(version)
+        alarms = self._alarms
+        for callback in list(alarms):
+            if alarms.pop(callback, None) is not None:  # popped first: fired once
+                callback()
+        return dfa
 
     def _new_dfa(self, version: int) -> DFA:
         settings = self.dfa_settings
@@ -369,7 +440,10 @@ class TrieIndex(Index):
             frozen = TrieIndex(self.dollar_rule, dfa=self._use_dfa)
             frozen._root, frozen._count, frozen._inner_hash = self._root, self._count, self._inner_hash
             frozen.dfa_settings = self.dfa_settings
-            frozen._unions, frozen._union = self._unions, self._union
+            # The memo's own method, even while this trie unites without it (_memo_out): the
+            # snapshot has no alarm to bring it back, and the memo counts its own wait.
+            frozen._unions = self._unions
+            frozen._union = union_of if self._unions is None else self._unions.of
             frozen._readonly = True
             self._gen = object()
         return frozen

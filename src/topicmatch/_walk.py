@@ -371,7 +371,7 @@ class Unions:
     store of an immutable entry, and a lost count only moves a judgement.
     """
 
-    __slots__ = ("backoff", "bytes", "hand", "max_bytes", "off", "probes", "saved", "slots")
+    __slots__ = ("backoff", "bytes", "hand", "max_bytes", "off", "probes", "saved", "slots", "step_out")
 
     def __init__(self, max_bytes: int = UNION_BYTES) -> None:
         self.max_bytes = max_bytes
@@ -384,6 +384,9 @@ class Unions:
         self.backoff = UNION_BACKOFF
         self.probes = 0  # of the current window
         self.saved = 0  # subscribers' insertions the window's hits saved
+        # Told the off count when the memo switches itself off: the trie then unites without it
+        # and counts the wait itself (TrieIndex._memo_out); while off, ``of`` counts it too.
+        self.step_out: Callable[[int], None] | None = None
 
     def of(self, found: list[frozenset[Hashable]]) -> frozenset[Hashable]:
         """The union of ``found``, as :func:`union_of`, from the memo when it holds it."""
@@ -443,13 +446,17 @@ class Unions:
 
     def _judge(self) -> None:
         """End a window: stay on if the hits paid for the probes, else empty and back off."""
+        off = False
         if self.saved < UNION_PAYS * self.probes:
             self.slots = [None] * UNION_SLOTS
             self.off, self.backoff = self.backoff, min(4 * self.backoff, UNION_MAX_BACKOFF)
+            off = True
         else:
             self.backoff = UNION_BACKOFF
         self.bytes = sum(entry[2] for entry in self.slots if entry is not None)
         self.probes = self.saved = 0
+        if off and self.step_out is not None:
+            self.step_out(self.off)
 
 
 def finish_leaves(
