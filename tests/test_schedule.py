@@ -1,10 +1,14 @@
-"""The trie's one count of lookups and its alarms (``TrieIndex.after``)."""
+"""The trie's one count of lookups and its alarms (``TrieIndex.after``), and the result cache
+that steps out of the lookup path while it is off and comes back when the trie calls."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 
-from topicmatch import Matcher
+import pytest
+
+from topicmatch import Matcher, _cache
 from topicmatch._trie import QUIET_LOOKUPS, TrieIndex
 
 
@@ -72,3 +76,55 @@ def test_a_new_dfa_fires_every_alarm() -> None:
         m.lookup("a.b")
     assert index._dfa is not None
     assert fired == [1]
+
+
+def test_a_cache_that_does_not_pay_steps_out_and_the_trie_brings_it_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_cache, "WINDOW", 64)
+    monkeypatch.setattr(_cache, "FIRST_BACKOFF", 256)
+    m, index = _walking(cache_size=1000)
+    reference = Matcher("naive")
+    reference.subscribe("a.*", 1)
+    reference.subscribe("#.z", 2)
+    cached = m.lookup  # the cache's own lookup, kept by a caller
+    topics = (f"a.t{i}" for i in itertools.count())
+    for _ in range(1000):  # every topic new: no hit; after a window that fills, one that judges
+        topic = next(topics)
+        assert m.lookup(topic) == reference.lookup(topic)
+        if m.lookup is not cached:
+            break
+    assert m.lookup is not cached
+    assert index.front is None
+    assert m.cache_info["size"] == 0
+    bare = m.lookup  # what lookups are while the cache is out: the trie's reader
+    out = 0
+    while m.lookup is bare and out < 1000:  # the trie counts the wait, whoever looks up
+        topic = next(topics)
+        assert (cached if out % 2 else bare)(topic) == reference.lookup(topic)
+        out += 1
+    assert out == 256 - 64  # the backoff, less the last window, which the cache counts itself
+    assert m.lookup is cached
+    assert index.front is cached
+    for _ in range(3 * 64):  # the kept reader is sent back to the cache, which stores and serves
+        assert bare("a.hot") == {1}
+    assert m._cache is not None
+    assert "a.hot" in m._cache.entries
+    m.subscribe("*.hot", 3)
+    assert bare("a.hot") == cached("a.hot") == {1, 3}
+
+
+def test_a_cache_stays_in_the_path_while_a_dfa_serves(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The trie does not count lookups its DFA serves: the cache counts its wait itself.
+    monkeypatch.setattr(_cache, "WINDOW", 64)
+    m = Matcher(cache_size=1000)
+    m.subscribe("a.*", 1)
+    cached = m.lookup
+    for i in range(2000):
+        assert m.lookup(f"a.t{i}") == {1}
+    index = m._index
+    assert isinstance(index, TrieIndex)
+    assert index._dfa is not None
+    assert not index._dfa.retired
+    assert m.lookup is cached
+    assert not index._alarms

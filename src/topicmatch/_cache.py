@@ -87,6 +87,10 @@ WINDOW: Final = 1024
 ADMIT_NS: Final = 100
 #: Lookups a new cache stays off, timing the index alone (the cost a hit saves on this traffic).
 MEASURE: Final = 2 * WINDOW
+#: The off count of a cache that stepped out of the lookup path (see cached_lookups): too big to
+#: run down before the index calls back, and below 2**30, so that a kept closure counting it
+#: down does CPython's one-digit int arithmetic, not the slower arithmetic of bigger ints.
+OUT: Final = (1 << 30) - 1
 #: Lookups the cache stays off the first time it switches itself off, and at most.
 FIRST_BACKOFF: Final = 16 * WINDOW
 MAX_BACKOFF: Final = 1 << 22
@@ -279,6 +283,8 @@ def cached_lookups(
     match: Callable[[list[str]], frozenset[Hashable]],
     direct: Callable[[str], frozenset[Hashable]],
     topic_list: Callable[[Iterable[str]], list[str]] = list,
+    after: Callable[[int, Callable[[], None]], bool] | None = None,
+    step: Callable[[Callable[[str], frozenset[Hashable]] | None], None] | None = None,
 ) -> tuple[Callable[[str], frozenset[Hashable]], Callable[[Iterable[str]], list[frozenset[Hashable]]]]:
     """``lookup`` and ``lookup_many`` through ``cache``, switching it off while it does not pay.
 
@@ -288,6 +294,19 @@ def cached_lookups(
     than methods: the hit path is then one dict access and a counter in a cell, and
     ``lookup_many`` looks a chunk of topics up in one C loop when they are all cached (both
     measured in docs/performance.md, "The default engine").
+
+    **Stepping out.** With ``after`` (the trie's :meth:`~._trie.TrieIndex.after`) and ``step``
+    (``step(None)`` takes this closure out of the matcher's lookup path, ``step(lookup)`` puts it
+    back), a cache that switches itself off leaves the path altogether: the index counts the
+    backoff in its own count of lookups and calls back for the last :data:`WINDOW` of it, which
+    this closure counts and times as before. So while off, a lookup costs the index's lookup and
+    nothing of the cache's, not even a call (3 % of a lookup of distinct topics:
+    docs/performance.md, "Where 2x paho stops being reachable"). Where the index cannot count
+    (``after`` says False: a DFA serves), the cache stays in the path and counts itself. A
+    caller who kept this closure keeps using it (while out, ``off`` is :data:`OUT`: each topic
+    goes to ``direct``), and one who kept the function of the path without the cache is sent
+    back here once the cache is in again (the trie's redirecting reader); ``lookup_many`` stays
+    this closure's.
     """
     get = cache.entries.get
     getitem = cache.entries.__getitem__
@@ -298,6 +317,14 @@ def cached_lookups(
     base_ns = 0  # the mean time of a lookup without the cache, as last measured while off
     backoff = FIRST_BACKOFF
     warming = True  # the first window after the cache went on
+
+    def step_in() -> None:
+        # Called back by the index (``after``): the last WINDOW lookups of the backoff are this
+        # closure's again, timed as any measurement while off.
+        nonlocal off
+        off = WINDOW
+        if step is not None:
+            step(lookup)
 
     def measure(topic: str) -> frozenset[Hashable]:
         # One lookup in 8 of the last WINDOW while off is timed: what a lookup of this traffic
@@ -355,6 +382,13 @@ def cached_lookups(
             elif saved < cache.spent_ns + misses * ADMIT_NS:
                 cache.empty()
                 off, backoff, warming = backoff, min(4 * backoff, MAX_BACKOFF), True
+                if step is not None and after is not None:
+                    # Out of the path (see the docstring); OUT never runs down to a measurement.
+                    wait, off = off - WINDOW, OUT
+                    step(None)
+                    if not after(wait, step_in):  # the index cannot count: the closure counts
+                        off = wait + WINDOW
+                        step(lookup)
             else:
                 backoff = FIRST_BACKOFF
             hits = misses = cache.spent_ns = 0

@@ -279,6 +279,8 @@ class Matcher(_Reader[S]):
                 self._index.match,
                 self._lookup_direct,
                 self._dialect.topic_list,
+                self._index.after,
+                _stepper(self, self._index) if isinstance(self._index, TrieIndex) else None,
             )
 
     def __repr__(self) -> str:
@@ -487,6 +489,22 @@ class Matcher(_Reader[S]):
         if cache is None:
             return MappingProxyType({"size": 0, "max_size": 0, "bytes": 0})
         return MappingProxyType({"size": len(cache), "max_size": cache.max_size, "bytes": cache.bytes})
+
+
+def _stepper(
+    matcher: Matcher[Any], index: TrieIndex
+) -> Callable[[Callable[[str], frozenset[Any]] | None], None]:
+    """The result cache's way in and out of ``matcher``'s lookup path (see
+    :func:`._cache.cached_lookups`): ``step(cached)`` makes the cache's lookup the matcher's and
+    the trie's ``front``; ``step(None)`` puts the trie's redirecting reader in its place, which
+    sends topics back to the cache once it is in again, for callers who kept it."""
+    bare = index.reader(matcher._parse_topic, redirect=True)
+
+    def step(cached: Callable[[str], frozenset[Any]] | None) -> None:
+        index.front = cached
+        matcher.lookup = bare if cached is None else cached  # type: ignore[method-assign, assignment]
+
+    return step
 
 
 def _is_pair_like(value: object) -> bool:

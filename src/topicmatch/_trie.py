@@ -98,6 +98,8 @@ class TrieIndex(Index):
         self._dfa_at = 0  # the walked count at which the version gets its DFA
         self._backoff = 0  # lookups added to the wait for a DFA while DFAs get retired
         self._alarms: dict[Callable[[], None], int] = {}  # callback -> the walked count it is due at
+        # The lookup a redirecting reader hands topics to (see reader), or None.
+        self.front: Callable[[str], frozenset[Hashable]] | None = None
         self.dfa_settings = DFASettings()
         self._count = 0
 
@@ -288,7 +290,9 @@ class TrieIndex(Index):
                     return result
             yield_to_writer(0)
 
-    def reader(self, parse: Callable[[str], list[str] | None]) -> Callable[[str], frozenset[Hashable]]:
+    def reader(
+        self, parse: Callable[[str], list[str] | None], redirect: bool = False
+    ) -> Callable[[str], frozenset[Hashable]]:
         """``lookup(topic)``: ``parse`` then :meth:`match`, the common case in one Python frame.
 
         The common case is a trie with no DFA to consult (the plain trie; the default's once its
@@ -300,12 +304,20 @@ class TrieIndex(Index):
         calling ``walk_leaves``: with the quicker unions of :func:`union_of`, the trie's lookups of
         distinct topics took 8 % less time (docs/performance.md, "Where 2x paho stops being
         reachable"). ``_union`` is read per lookup: a benchmark may swap it.
+
+        ``redirect``: the lookup first hands the topic to ``front`` when it is set (the result
+        cache, while in the lookup path: :func:`._cache.cached_lookups`), so that a caller who
+        kept this function keeps the cache too.
         """
         match = self.match
         dollar_rule = self.dollar_rule
         index = self
 
         def lookup(topic: str) -> frozenset[Hashable]:
+            if redirect:
+                front = index.front
+                if front is not None:
+                    return front(topic)
             words = parse(topic)
             if words is None:
                 return EMPTY
@@ -335,10 +347,12 @@ class TrieIndex(Index):
         False, and nothing registered, when the trie counts nothing: it has no DFA to schedule
         (a plain trie), or a DFA serves its lookups.
 
-        The memo of unions uses it to leave the walks while it is switched off (no call of its
-        own per union) and to come back when its wait is over (:meth:`_memo_out`). The alarms
-        map callback -> due: registering is one store and firing pops first, so a callback is
-        never lost and never fires twice for one registration, without a lock on the read path.
+        The result cache uses it to step out of the lookup path while it is switched off (no
+        call of its own per lookup: :func:`._cache.cached_lookups`), the memo of unions to leave
+        the walks (no call of its own per union: :meth:`_memo_out`); both come back when their
+        wait is over. The alarms map callback -> due: registering is one store and firing pops
+        first, so a callback is never lost and never fires twice for one registration, without
+        a lock on the read path.
         """
         if not self._use_dfa or self._dfa is not None:
             return False
