@@ -55,27 +55,25 @@ def test_writes_and_other_alarms_do_not_move_an_alarm() -> None:
 def test_no_alarm_where_the_trie_counts_nothing() -> None:
     trie = Matcher("trie")._index  # no DFA to schedule: it counts nothing
     assert not trie.after(1, lambda: None)
+
+
+def test_lookups_the_dfa_serves_count_too() -> None:
     m = Matcher(cache_size=0)
     m.subscribe("a.b", 1)
-    for _ in range(QUIET_LOOKUPS + 1):
-        m.lookup("a.b")
     index = m._index
     assert isinstance(index, TrieIndex)
-    assert index._dfa is not None  # a DFA serves: lookups do not walk, nothing would count
-    assert not index.after(1, lambda: None)
-
-
-def test_a_new_dfa_fires_every_alarm() -> None:
-    m = Matcher(cache_size=0)
-    m.subscribe("a.b", 1)
+    for _ in range(QUIET_LOOKUPS + 1):  # the version lasts: its DFA is made, and serves
+        m.lookup("a.b")
+    dfa = index._dfa
+    assert dfa is not None
     fired: list[int] = []
-    index = m._index
-    assert isinstance(index, TrieIndex)
-    assert index.after(10**6, lambda: fired.append(1))
-    for _ in range(QUIET_LOOKUPS + 1):  # the version lasts: its DFA is made
-        m.lookup("a.b")
-    assert index._dfa is not None
+    assert index.after(10, lambda: fired.append(1))
+    for _ in range(9):
+        assert m.lookup("a.b") == {1}
+    assert not fired
+    m.lookup("a.b")
     assert fired == [1]
+    assert index._dfa is dfa  # served all along
 
 
 def test_a_cache_that_does_not_pay_steps_out_and_the_trie_brings_it_back(
@@ -114,17 +112,26 @@ def test_a_cache_that_does_not_pay_steps_out_and_the_trie_brings_it_back(
     assert bare("a.hot") == cached("a.hot") == {1, 3}
 
 
-def test_a_cache_stays_in_the_path_while_a_dfa_serves(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The trie does not count lookups its DFA serves: the cache counts its wait itself.
+def test_a_cache_steps_out_while_a_dfa_serves_and_its_lookups_bring_it_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(_cache, "WINDOW", 64)
+    monkeypatch.setattr(_cache, "FIRST_BACKOFF", 256)
     m = Matcher(cache_size=1000)
     m.subscribe("a.*", 1)
-    cached = m.lookup
-    for i in range(2000):
-        assert m.lookup(f"a.t{i}") == {1}
     index = m._index
     assert isinstance(index, TrieIndex)
-    assert index._dfa is not None
-    assert not index._dfa.retired
-    assert m.lookup is cached
-    assert not index._alarms
+    cached = m.lookup
+    done = 0
+    while m.lookup is cached and done < 1000:  # every topic new: the cache goes off
+        assert m.lookup(f"a.t{done}") == {1}
+        done += 1
+    dfa = index._dfa
+    assert dfa is not None  # made once the version lasted; it serves these lookups
+    out = 0
+    while m.lookup is not cached and out < 1000:
+        assert m.lookup(f"a.u{out}") == {1}
+        out += 1
+    assert out == 256 - 64
+    assert index._dfa is dfa
+    assert not dfa.retired

@@ -41,6 +41,9 @@ _Change = Callable[[str, Tokens, frozenset[Hashable]], int]
 #: the longest wait after DFAs were retired.
 QUIET_LOOKUPS = 64
 MAX_QUIET = 1 << 20
+#: The countdown when nothing is due (a DFA serves, no alarm): below 2**30, so that counting
+#: it down stays CPython's one-digit int arithmetic.
+IDLE = (1 << 30) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,8 +260,8 @@ class TrieIndex(Index):
             return None
         dfa = self._dfa
         if dfa is None or dfa.version != version:
-            dfa = self._install_dfa(version)
-            self._settle_soon()  # the lookup that first walks after it (retired, or a write) settles
+            dfa = self._dfa = self._new_dfa(version)
+            self._settle_soon()  # the next lookup re-arms the countdown for a serving DFA
         return dfa
 
     def match(self, words: list[str]) -> frozenset[Hashable]:
@@ -278,11 +281,12 @@ class TrieIndex(Index):
                 else:
                     result = walk_leaves(self._root, words, self.dollar_rule, self._union)
                 if self._use_dfa and not version & 1:
-                    # A counter in the common case, the bookkeeping of _settle when it runs out:
-                    # where the DFA is retired (topics seen once) every lookup walks, and a call
-                    # per lookup was part of the default's gap to the plain trie there.
+                    # A counter in the common case, the bookkeeping of _settle when it runs out
+                    # (where the DFA is retired, topics seen once, every lookup walks, and a call
+                    # per lookup was part of the default's gap to the plain trie there), or at
+                    # once when there is a DFA that cannot serve: retired, or its version ended.
                     self._countdown -= 1
-                    if self._countdown < 0:
+                    if self._countdown < 0 or dfa is not None:
                         self._settle(version, dfa)
                 # Even and unchanged: no change was published during the walk, so the result
                 # is the state of one instant (._versions, rule 3).
@@ -295,15 +299,16 @@ class TrieIndex(Index):
     ) -> Callable[[str], frozenset[Hashable]]:
         """``lookup(topic)``: ``parse`` then :meth:`match`, the common case in one Python frame.
 
-        The common case is a trie with no DFA to consult (the plain trie; the default's once its
-        DFA has retired itself, as on topics that do not repeat) whose ``#`` nodes are leaves:
-        the lookup reads the version, walks from the root (:func:`walk_leaves` inlined, but for
-        MQTT's ``$`` rule), counts down to the next DFA (:meth:`match` does the same) and reads
-        the version again. Anything else (a DFA, an inner ``#``, a ``$`` topic, a write under way)
-        goes to :meth:`match`. Two frames fewer than the facade's ``lookup`` calling ``match``
-        calling ``walk_leaves``: with the quicker unions of :func:`union_of`, the trie's lookups of
-        distinct topics took 8 % less time (docs/performance.md, "Where 2x paho stops being
-        reachable"). ``_union`` is read per lookup: a benchmark may swap it.
+        The common cases: a DFA of the current version serves the lookup (:meth:`match`'s DFA
+        branch, inlined); or there is no DFA (the plain trie; the default's once its DFA has
+        retired itself, as on topics that do not repeat) and the ``#`` nodes are leaves: the
+        lookup reads the version, walks from the root (:func:`walk_leaves` inlined, but for
+        MQTT's ``$`` rule), counts down to what is due next (:meth:`match` does the same) and
+        reads the version again. Anything else (a stale or retired DFA, an inner ``#``, a ``$``
+        topic, a write under way) goes to :meth:`match`. Two frames fewer than the facade's
+        ``lookup`` calling ``match`` calling ``walk_leaves`` (what that saves:
+        docs/performance.md, "Where 2x paho stops being reachable"). ``_union`` is read per
+        lookup: a benchmark may swap it.
 
         ``redirect``: the lookup first hands the topic to ``front`` when it is set (the result
         cache, while in the lookup path: :func:`._cache.cached_lookups`), so that a caller who
@@ -322,7 +327,18 @@ class TrieIndex(Index):
             if words is None:
                 return EMPTY
             version = index._version
-            if index._dfa is None and not index._inner_hash and not version & 1:
+            dfa = index._dfa
+            if dfa is not None:
+                # match's DFA branch, inlined: where the DFA serves, one frame as well. Counted,
+                # so that the alarms of after() come due while a DFA serves too.
+                if dfa.version == version and not dfa.retired:
+                    result = dfa.lookup(words)
+                    index._countdown -= 1
+                    if index._countdown < 0:
+                        index._settle(version, dfa)
+                    if index._version == version:
+                        return result
+            elif not index._inner_hash and not version & 1:
                 root = index._root
                 if root.star is None and root.hash is None:
                     result = finish_leaves([root], [], words, index._union)
@@ -342,10 +358,10 @@ class TrieIndex(Index):
         return lookup
 
     def after(self, lookups: int, callback: Callable[[], None]) -> bool:
-        """Call ``callback`` once, from a lookup's thread, after ``lookups`` more lookups have
-        walked the trie, or sooner, when the trie gets a DFA (whose lookups it does not count).
-        False, and nothing registered, when the trie counts nothing: it has no DFA to schedule
-        (a plain trie), or a DFA serves its lookups.
+        """Call ``callback`` once, from a lookup's thread, after ``lookups`` more lookups of the
+        trie's reader (walked or served by the DFA; :meth:`match` counts its walks only). False,
+        and nothing registered, when the trie counts nothing: it has no DFA to schedule (a plain
+        trie).
 
         The result cache uses it to step out of the lookup path while it is switched off (no
         call of its own per lookup: :func:`._cache.cached_lookups`), the memo of unions to leave
@@ -354,7 +370,7 @@ class TrieIndex(Index):
         first, so a callback is never lost and never fires twice for one registration, without
         a lock on the read path.
         """
-        if not self._use_dfa or self._dfa is not None:
+        if not self._use_dfa:
             return False
         self._alarms[callback] = self._walked + self._armed - self._countdown + lookups
         self._settle_soon()
@@ -363,7 +379,7 @@ class TrieIndex(Index):
     def _memo_out(self, lookups: int) -> None:
         """The memo of unions switched itself off for ``lookups`` unions: the walks unite without
         it (not even a call of the memo's) until the trie's count of lookups brings it back, or,
-        where the trie counts nothing (a DFA serves), through the memo, which counts its wait."""
+        where the trie counts nothing, through the memo, which counts its wait."""
         unions = self._unions
         assert unions is not None, "only a trie with a memo is told"
         self._union = union_of
@@ -384,8 +400,9 @@ class TrieIndex(Index):
         self._countdown = self._armed = -1
 
     def _settle(self, version: int, dfa: DFA | None) -> None:
-        """What is due once the countdown of lookups that walked the trie has run out: the
-        version's DFA, and the alarms of :meth:`after`.
+        """What is due once the countdown of lookups has run out, or a lookup found a DFA that
+        cannot serve (``dfa``: retired, or its version ended): the version's DFA, and the
+        alarms of :meth:`after`.
 
         A DFA pays for itself only over many lookups of one version of the trie (it learns a
         transition the :data:`~._dfa.LEARN_AFTER`-th time it is taken), and every write ends
@@ -399,46 +416,35 @@ class TrieIndex(Index):
         walked = self._walked = self._walked + self._armed - self._countdown  # this lookup included
         quiet = self.dfa_settings.quiet_lookups
         if self._quiet_version != version:
-            if dfa is not None:
-                if not dfa.retired and dfa.lookups >= 2 * dfa.probation:
-                    self._backoff = 0  # the last version's DFA passed its probation
-                if dfa.version != version and dfa is self._dfa:
-                    # Its version has ended: it will never be used again. Dropped now, so that
-                    # its bytes go, and lookups take the reader's one-frame walk (:meth:`reader`)
-                    # until this version gets its own DFA.
-                    self._dfa = None
+            if dfa is not None and not dfa.retired and dfa.lookups >= 2 * dfa.probation:
+                self._backoff = 0  # the last version's DFA passed its probation
             self._quiet_version = version
             self._dfa_at = walked + quiet + self._backoff
-        elif dfa is not None and dfa.retired and dfa.version == version and dfa is self._dfa:
-            # Retired by its probation: dropped at once, so that its bytes go now rather than
-            # when the next DFA is made (up to a million lookups later). A race that applies
-            # the wait twice only delays the next DFA.
-            self._dfa = None
-            self._backoff = min(4 * max(self._backoff, dfa.lookups), MAX_QUIET)
-            self._dfa_at = walked + quiet + self._backoff
+        if dfa is not None and dfa is self._dfa:
+            if dfa.version != version:
+                # Its version has ended: it will never be used again. Dropped now, so that its
+                # bytes go, and lookups take the reader's one-frame walk (:meth:`reader`) until
+                # this version gets its own DFA.
+                self._dfa = None
+            elif dfa.retired:
+                # Retired by its probation: dropped at once, so that its bytes go now rather
+                # than when the next DFA is made (up to a million lookups later). A race that
+                # applies the wait twice only delays the next DFA.
+                self._dfa = None
+                self._backoff = min(4 * max(self._backoff, dfa.lookups), MAX_QUIET)
+                self._dfa_at = walked + quiet + self._backoff
+        if self._dfa is None and walked >= self._dfa_at:
+            self._dfa = self._new_dfa(version)
         alarms = self._alarms
-        if walked >= self._dfa_at:
-            self._install_dfa(version)
-        else:
-            for callback, at in list(alarms.items()):
-                if at <= walked and alarms.pop(callback, None) is not None:  # popped first: once
-                    callback()
-        # Armed for the next thing due; with a DFA and no alarm, -1: the next lookup that walks
-        # the trie (the DFA retired, or a write ended its version) comes back here at once.
+        for callback, at in list(alarms.items()):
+            if at <= walked and alarms.pop(callback, None) is not None:  # popped first: once
+                callback()
+        # Armed for the next thing due; nothing due (a DFA serves, no alarm): IDLE, which runs
+        # out only after a billion lookups, and then only re-arms.
         nexts = list(alarms.values())
         if self._dfa is None:
             nexts.append(self._dfa_at)
-        self._countdown = self._armed = max(min(nexts) - walked - 1, -1) if nexts else -1
-
-    def _install_dfa(self, version: int) -> DFA:
-        """Make a new DFA of ``version`` the one lookups use. Its lookups are not counted, so every
-        alarm of :meth:`after` fires now."""
-        dfa = self._dfa = self._new_dfa(version)
-        alarms = self._alarms
-        for callback in list(alarms):
-            if alarms.pop(callback, None) is not None:  # popped first: fired once
-                callback()
-        return dfa
+        self._countdown = self._armed = min(nexts) - walked - 1 if nexts else IDLE
 
     def _new_dfa(self, version: int) -> DFA:
         settings = self.dfa_settings
