@@ -300,14 +300,13 @@ def cached_lookups(
     back), a cache that switches itself off leaves the path altogether: the index counts the
     backoff in its own count of lookups and calls back for the last :data:`WINDOW` of it, which
     this closure counts and times as before. So while off, a lookup costs the index's lookup and
-    nothing of the cache's, not even a call (3 % of a lookup of distinct topics:
-    docs/performance.md, "Where 2x paho stops being reachable"). Where the index cannot count
-    (``after`` says False: an index that counts nothing), the cache stays in the path and
-    counts itself. A
-    caller who kept this closure keeps using it (while out, ``off`` is :data:`OUT`: each topic
-    goes to ``direct``), and one who kept the function of the path without the cache is sent
-    back here once the cache is in again (the trie's redirecting reader); ``lookup_many`` stays
-    this closure's.
+    nothing of the cache's, not even a call, which on distinct topics was a few percent of a
+    lookup (docs/performance.md, "One frame, one count"). Where the index cannot count
+    (``after`` says False: an index that counts nothing), the cache stays in the path and counts
+    itself. A caller who kept this closure keeps using it (while out, ``off`` is :data:`OUT`:
+    each topic goes to ``direct``), and one who kept the function of the path without the cache
+    is sent back here once the cache is in again (the trie's redirecting reader);
+    ``lookup_many`` stays this closure's.
     """
     get = cache.entries.get
     getitem = cache.entries.__getitem__

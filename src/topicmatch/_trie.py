@@ -90,17 +90,18 @@ class TrieIndex(Index):
         # through one: the general walk is right for every trie.
         self._inner_hash = 0
         self._dfa: DFA | None = None  # made by readers once a version has lasted (_settle)
-        # The one count of lookups behind the default's self-judging parts (_settle): lookups
-        # that walked the trie, as ``_walked`` (up to the last time the countdown was set) plus
-        # ``_armed - _countdown`` (since then). The countdown runs out when something is due:
-        # the DFA (at ``_dfa_at``) or an alarm (``after``: the result cache's return).
-        self._countdown = 0  # lookups that walk the trie before _settle looks again
+        # The one count of lookups behind the default's self-judging parts (_settle): the
+        # reader's lookups (walked or served by the DFA) and match's walks, as ``_walked`` (up
+        # to the last time the countdown was set) plus ``_armed - _countdown`` (since then).
+        # The countdown runs out when something is due: the DFA (at ``_dfa_at``) or an alarm
+        # (``after``: the result cache's and the union memo's return).
+        self._countdown = 0  # lookups before _settle looks again
         self._armed = 0  # what _countdown was last set to
         self._walked = 0
         self._quiet_version = -1  # the version whose quiet wait _dfa_at ends
-        self._dfa_at = 0  # the walked count at which the version gets its DFA
+        self._dfa_at = 0  # the count at which the version gets its DFA
         self._backoff = 0  # lookups added to the wait for a DFA while DFAs get retired
-        self._alarms: dict[Callable[[], None], int] = {}  # callback -> the walked count it is due at
+        self._alarms: dict[Callable[[], None], int] = {}  # callback -> the count it is due at
         # The lookup a redirecting reader hands topics to (see reader), or None.
         self.front: Callable[[str], frozenset[Hashable]] | None = None
         self.dfa_settings = DFASettings()
@@ -144,7 +145,7 @@ class TrieIndex(Index):
             finally:
                 if self._version & 1:  # a change raised between its two moves
                     self._version += 1
-                self._settle_soon()  # the next lookup that walks sees the new version
+                self._settle_soon()  # the next counted lookup sees the new version
         return changed
 
     def _add(self, pattern: str, tokens: Tokens, subscribers: frozenset[Hashable]) -> int:
@@ -307,7 +308,7 @@ class TrieIndex(Index):
         reads the version again. Anything else (a stale or retired DFA, an inner ``#``, a ``$``
         topic, a write under way) goes to :meth:`match`. Two frames fewer than the facade's
         ``lookup`` calling ``match`` calling ``walk_leaves`` (what that saves:
-        docs/performance.md, "Where 2x paho stops being reachable"). ``_union`` is read per
+        docs/performance.md, "One frame, one count"). ``_union`` is read per
         lookup: a benchmark may swap it.
 
         ``redirect``: the lookup first hands the topic to ``front`` when it is set (the result
@@ -395,7 +396,7 @@ class TrieIndex(Index):
 
     def _settle_soon(self) -> None:
         """Fold the lookups counted since the countdown was last set into ``_walked``, and make
-        the next lookup that walks the trie run :meth:`_settle` (after a write, or a new alarm)."""
+        the next counted lookup run :meth:`_settle` (after a write, a new DFA or a new alarm)."""
         self._walked += self._armed - self._countdown
         self._countdown = self._armed = -1
 
