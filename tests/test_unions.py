@@ -162,7 +162,7 @@ def test_the_memo_switches_itself_off_where_topics_do_not_repeat() -> None:
 
 
 def test_the_memo_steps_out_of_the_walk_and_the_trie_brings_it_back(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Where the trie counts its lookups (the default's, no DFA serving), a memo that switched
+    # Where the trie counts its lookups (the default's trie), a memo that switched
     # itself off is not even called: the walks unite with union_of until the trie's count of
     # the wait is over. A snapshot made meanwhile goes through the memo, which counts for it.
     monkeypatch.setattr(_walk, "UNION_BACKOFF", 100)  # read when the memo is made
