@@ -366,8 +366,10 @@ class Unions:
     It measures its own worth: every :data:`UNION_WINDOW` probes, if its hits saved fewer than
     :data:`UNION_PAYS` subscribers' insertions per probe (topics that do not repeat, small
     unions), it empties itself and stays off for :data:`UNION_BACKOFF` unions, four times longer
-    each time again (at most :data:`UNION_MAX_BACKOFF`); while off, a union costs one counter
-    more than without the memo. Readers share it without a lock: a slot's store is one atomic
+    each time again (at most :data:`UNION_MAX_BACKOFF`). While it is off, the default's trie
+    unites without calling it and counts the wait itself (``step_out``,
+    :meth:`~._trie.TrieIndex.after`); a trie that counts nothing (a snapshot) calls it, and it
+    counts the wait. Readers share it without a lock: a slot's store is one atomic
     store of an immutable entry, and a lost count only moves a judgement.
     """
 
@@ -393,8 +395,10 @@ class Unions:
         if len(found) < 2:
             return found[0] if found else EMPTY
         if self.off:
+            # Counted here only for a trie that does not count its lookups itself (a snapshot,
+            # or one without a DFA): the default's trie unites without the memo while it is off.
             self.off -= 1
-            return found[0] | found[1] if len(found) == 2 else EMPTY.union(*found)
+            return union_of(found)
         key = tuple(found)
         slot = hash(key) & _UNION_MASK
         entry = self.slots[slot]
@@ -402,7 +406,7 @@ class Unions:
             result = entry[1]
             self.saved += len(result)
         else:
-            result = EMPTY.union(*found)
+            result = union_of(found)
             if len(result) >= UNION_MIN:
                 self._keep(slot, key, result, entry)
         self.probes += 1
