@@ -10,13 +10,13 @@ STAMP  := $(VENV)/.installed
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml latency/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev]' -e './latency[spark]'
 	touch $(STAMP)
 
-venv: $(STAMP)  ## create the virtual environment with the package and its dev tools
+venv: $(STAMP)  ## create the virtual environment: the matching library, the latency harness, dev tools
 
 brokers:  ## install RabbitMQ, Mosquitto, nats-server, Redis and ActiveMQ from Debian (needs root)
 	bash scripts/install-brokers.sh
@@ -27,8 +27,8 @@ demo: venv  ## the main job, local mode: generate 1,000,000 messages and 10,000 
 		--messages out/demo/data/messages --subscriptions out/demo/data/subscriptions.parquet --out out/demo/routed
 
 check: venv  ## lint (ruff), format check and strict typing (mypy)
-	$(VENV)/bin/ruff check src tests benchmarks
-	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/ruff check src latency/src tests benchmarks
+	$(VENV)/bin/ruff format --check src latency/src tests benchmarks
 	$(VENV)/bin/mypy
 
 test: venv brokers check  ## the whole suite, broker conformance included
@@ -41,8 +41,8 @@ test-brokers: venv brokers  ## only the conformance tests against the real broke
 	$(PY) -m pytest -m brokers tests/brokers
 
 format: venv  ## reformat the code
-	$(VENV)/bin/ruff format src tests benchmarks
-	$(VENV)/bin/ruff check --fix src tests benchmarks
+	$(VENV)/bin/ruff format src latency/src tests benchmarks
+	$(VENV)/bin/ruff check --fix src latency/src tests benchmarks
 
 clean:  ## remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build src/*.egg-info

@@ -4,7 +4,7 @@
 # RabbitMQ, Mosquitto, nats-server, Redis and ActiveMQ from Debian's packages.
 #
 # Why this script exists: the tests and the harness start their own private,
-# loopback-only broker instances (topicmatch.bench.servers); they only need
+# loopback-only broker instances (topicmatch_latency.servers); they only need
 # the binaries. So the packages are installed WITHOUT letting them start their
 # system-wide services (a temporary policy-rc.d that denies every service
 # action), and any system instance that got started anyway is stopped by PID.

@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 
 import pytest
+from topicmatch.cli._bench import EXPERIMENTS
 
-from topicmatch.bench._experiments_cli import EXPERIMENTS
 from topicmatch.cli import main
 
 pytestmark = pytest.mark.slow

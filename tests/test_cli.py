@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import subprocess
@@ -12,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from topicmatch._extras import EXTRAS
-from topicmatch.cli import main
+from topicmatch._commandline import UsageError
+from topicmatch.cli import _bench, main
 
 
 def _run(argv: list[str], stdin: str = "") -> tuple[int, str]:
@@ -172,3 +174,23 @@ def test_an_empty_amqp_pattern_is_the_empty_routing_key(tmp_path: Path) -> None:
     code, out = _run(["match", str(subs), ""])
     assert code == 0
     assert out.splitlines() == ["\tempty-key"]
+
+
+def test_the_harness_experiments_name_their_install_command_when_it_is_absent() -> None:
+    """Without the latency harness's entry point, ``bench latency`` (and ``commitlog``, ``brokers``)
+    still parses and says where the harness is, instead of argparse's 'invalid choice'."""
+    parser = argparse.ArgumentParser(prog="topicmatch")
+    _bench.add_commands(parser.add_subparsers(dest="command"), plugins=())
+    for name in _bench.HARNESS:
+        options = parser.parse_args(["bench", name])
+        with pytest.raises(UsageError, match=r"pip install \./latency"):
+            options.run(options, io.StringIO(), io.StringIO(), io.StringIO())
+    options = parser.parse_args(["bench", "throughput", "--quick"])  # this package's own are there
+    assert options.quick
+
+
+def test_the_installed_harness_adds_its_experiments_through_its_entry_point() -> None:
+    parser = argparse.ArgumentParser(prog="topicmatch")
+    _bench.add_commands(parser.add_subparsers(dest="command"))
+    options = parser.parse_args(["bench", "latency", "--system", "matcher"])
+    assert options.system == ["matcher"]

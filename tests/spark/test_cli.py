@@ -17,7 +17,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from topicmatch.cli import main
-from topicmatch.spark import Subscriptions, _commands, _session
+from topicmatch.spark import Subscriptions, _session, commands
 from topicmatch.spark._plan import SHARD_FROM, SHARD_PAIRS, SPLIT_FROM
 
 from .helpers import expected_deliveries, pairs_of
@@ -502,7 +502,7 @@ def test_what_can_fail_before_spark_starts_fails_at_once(
     def no_session(*args: object, **kwargs: object) -> None:
         raise AssertionError("Spark was started")
 
-    monkeypatch.setattr(_commands, "session", no_session)
+    monkeypatch.setattr(commands, "session", no_session)
     subs = str(data / "subscriptions.parquet")
     base = ["route", "--subscriptions", subs]
     line = _err(capsys, [*base, "--messages", str(tmp_path / "missing"), "--out", str(tmp_path / "o")])

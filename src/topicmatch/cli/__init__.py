@@ -13,10 +13,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TextIO
 
 from .. import ALGORITHMS, DIALECTS, Matcher, TopicMatchError, __version__
+from .._commandline import UsageError
 from .._demo import run_demo
 from .._pair_files import read_pairs
 from . import _bench, _pipeline
-from ._common import UsageError
 
 __all__ = ["main"]
 

@@ -1,8 +1,8 @@
-"""``topicmatch bench latency`` and ``topicmatch bench commitlog``: argument parsing only.
+"""``topicmatch bench latency``, ``commitlog`` and ``brokers``: argument parsing only.
 
-Imported at every start of ``topicmatch``, so it imports nothing heavy: NumPy, hdrh, matplotlib
-and the broker clients are loaded inside the runners, after checking the ``bench`` extra is
-installed (:func:`topicmatch.cli._common.require`).
+``topicmatch`` finds :func:`add_bench_commands` through this distribution's entry point (group
+``topicmatch.bench``) and calls it at every start, so this module imports nothing heavy: NumPy,
+hdrh, matplotlib and the broker clients are loaded inside the runners.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..._progress import Progress
-from ...cli._common import UsageError, add_out, require_extra
+from topicmatch._commandline import UsageError, add_out, require_extra
+from topicmatch._progress import Progress
+
 from ._sla import Sla, highest_met, parse_rates
 
 __all__ = ["add_bench_commands", "parse_size"]
@@ -317,18 +318,17 @@ def _heavy_spark_session(master: str) -> Any:
     stage's wait for all shares is bounded (Spark's default is a year): ten minutes, far beyond
     any share's set-up (``LoadSpec.setup_timeout``, 60 s). A failed task is not retried: a retry
     of a barrier stage runs the whole load again, and the run is reported as failed instead."""
-    session_module = importlib.import_module("topicmatch.spark._session")
+    spark = importlib.import_module("topicmatch.spark")
     conf = {"spark.ui.enabled": "false", "spark.barrier.sync.timeout": "600s", "spark.task.maxFailures": "1"}
     try:
-        return session_module.session(master, conf)
+        return spark.session(master, conf)
     except RuntimeError as error:
         raise UsageError(str(error)) from None
 
 
 def _heavy(module: str) -> Any:
-    """Import a module of this package after checking the ``bench`` extra is there."""
-    require_extra("bench")
-    return importlib.import_module(f"topicmatch.bench.latency.{module}")
+    """Import a module of this package (in a runner: ``topicmatch --help`` stays fast)."""
+    return importlib.import_module(f"topicmatch_latency.{module}")
 
 
 def _run_latency(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:

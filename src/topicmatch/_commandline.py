@@ -1,6 +1,9 @@
-"""What every command module shares: the usage error, the runner signature, optional extras.
+"""What every command shares, whichever layer or package declares it: the usage error, the
+runner signature, the check of optional extras, the benchmarks' ``--out`` and ``--repeat``.
 
-A command sets ``run=`` to a function ``run(options, stdin, stdout, stderr) -> int``. Heavy
+It sits beside the core (standard library only) so that the command line, the Spark pipeline,
+the benchmarks and the latency harness (``topicmatch_latency``) all use it without importing
+each other. A command sets ``run=`` to a function ``run(options, stdin, stdout, stderr) -> int``. Heavy
 dependencies are imported inside ``run`` after :func:`require`, so ``topicmatch --help`` stays
 fast and works without any extra installed.
 """
@@ -14,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TextIO
 
-from .._extras import EXTRAS, extra_of, install_hint
+from ._extras import EXTRAS, extra_of, install_hint
 
 __all__ = ["Runner", "UsageError", "add_out", "add_repeat", "require", "require_extra"]
 
