@@ -54,22 +54,8 @@ __all__ = [
 __version__ = "0.1.0"
 
 # Show the public names in tracebacks and reprs (topicmatch.InvalidPatternError, not the private
-# module it is defined in).
-for _public in (
-    ComplexityError,
-    ConfigurationError,
-    InvalidPairError,
-    InvalidPatternError,
-    InvalidSubscriberError,
-    InvalidTopicError,
-    TopicMatchError,
-    UnknownTopicError,
-    Matcher,
-    MatcherSnapshot,
-    TopicIndex,
-    Dialect,
-    BatchWalk,
-    Wildcard,
-):
-    _public.__module__ = __name__
-del _public
+# module it is defined in): every class of __all__, the one list of the public names.
+for _name in __all__:
+    if isinstance(globals()[_name], type):
+        globals()[_name].__module__ = __name__
+del _name

@@ -10,7 +10,7 @@ import time
 from collections.abc import Hashable
 from typing import TextIO
 
-from ._matcher import ALGORITHMS, Matcher
+from . import ALGORITHMS, Matcher
 from ._workloads import study_throughput
 
 __all__ = ["run_demo"]
