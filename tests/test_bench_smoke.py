@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 
 import pytest
-from topicmatch.cli._bench import EXPERIMENTS
 
 from topicmatch.cli import main
+from topicmatch.cli._bench import EXPERIMENTS
 
 pytestmark = pytest.mark.slow
 

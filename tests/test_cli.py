@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from topicmatch._extras import EXTRAS
 from topicmatch._commandline import UsageError
+from topicmatch._extras import EXTRAS
 from topicmatch.cli import _bench, main
 
 
