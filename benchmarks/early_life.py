@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/early_life.py [RUNS]
 
-The workload of ``topicmatch bench peers`` (``topicmatch._workloads.realistic``: 1,000 AMQP
+The workload of ``topicmatch bench peers`` (``topicmatch.bench.shapes.realistic``: 1,000 AMQP
 patterns, the same 20,000 topics, ~15,600 distinct, read RUNS times, default 8). Two fresh default
 matchers, one with its cache and one without, built first, then measured one after the other
 (the order alternates between two repetitions of the whole); printed: each run's lookups/s, and at
@@ -17,7 +17,7 @@ import sys
 import time
 
 from topicmatch import Matcher
-from topicmatch._workloads import realistic
+from topicmatch.bench.shapes import realistic
 
 
 def main(runs: int) -> None:

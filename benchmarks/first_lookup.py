@@ -6,7 +6,7 @@ A topic's first lookup builds the DFA's final state and its subscriber set, the 
 sets of every trie node alive at the end. That union used to be a chain ``a | b | c ...``,
 which copies what came before at every step (quadratic in the number of nodes); it is now one
 ``frozenset().union(*sets)``. This script times first lookups of 3,000 realistic topics
-(``topicmatch._workloads.realistic``, as ``topicmatch bench scaling``) both ways, alternating
+(``topicmatch.bench.shapes.realistic``, as ``topicmatch bench scaling``) both ways, alternating
 the two in each of 5 rounds on fresh matchers, and prints the medians and their ratio.
 """
 
@@ -20,7 +20,7 @@ from collections.abc import Hashable
 from topicmatch import Matcher
 from topicmatch._dfa import DFA
 from topicmatch._index import EMPTY
-from topicmatch._workloads import realistic
+from topicmatch.bench.shapes import realistic
 
 
 def chained_match(self: DFA, words: list[str]) -> frozenset[Hashable]:

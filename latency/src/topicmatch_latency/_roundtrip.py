@@ -241,7 +241,7 @@ class MatcherRequester:
 
     def setup(self) -> None:
         from topicmatch import Matcher  # noqa: PLC0415 - the library itself, imported where it is used
-        from topicmatch._workloads import study_throughput  # noqa: PLC0415
+        from topicmatch.bench.shapes import study_throughput  # noqa: PLC0415
 
         patterns, topics = study_throughput(10_000, seed=self.seed)
         self._matcher = Matcher(self.algorithm, "amqp")

@@ -14,9 +14,9 @@ from typing import TextIO
 
 from .. import ALGORITHMS, DIALECTS, Matcher, TopicMatchError, __version__
 from .._commandline import UsageError
-from .._demo import run_demo
 from .._pair_files import read_pairs
 from . import _bench, _pipeline
+from ._demo import run_demo
 
 __all__ = ["main"]
 
