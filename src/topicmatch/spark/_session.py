@@ -17,7 +17,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TextIO
 
 from pyspark.sql import SparkSession
@@ -90,14 +90,53 @@ def session(master: str | None, conf: Mapping[str, str] | None = None, ui: bool 
         defaults["spark.sql.files.minPartitionNum"] = str(local_splits())
     for key, value in {**defaults, **(conf or {})}.items():
         builder = builder.config(key, value)
-    return builder.getOrCreate()  # type: ignore[no-any-return]
+    with _without_incubator_warning():
+        return builder.getOrCreate()  # type: ignore[no-any-return]
+
+
+#: The line the JDK prints when a JVM starts with an incubator module: Spark's launcher always
+#: adds ``--add-modules=jdk.incubator.vector``, and no JVM option silences the warning.
+_INCUBATOR = b"WARNING: Using incubator modules:"
+
+
+@contextlib.contextmanager
+def _without_incubator_warning() -> Iterator[None]:
+    """Start the driver JVM with its stderr on a pipe that drops :data:`_INCUBATOR`'s line and
+    passes every other line on to this process's stderr (the JVM inherits file descriptor 2 when
+    PySpark starts it, and keeps the pipe; this process gets its own stderr back at once). The
+    forwarding thread is a daemon: it reads until the JVM exits, one line at a time."""
+    sys.stderr.flush()
+    reader, writer = os.pipe()
+    stderr = os.dup(2)
+    threading.Thread(
+        target=_forward, args=(reader, stderr), name="topicmatch-jvm-stderr", daemon=True
+    ).start()
+    os.dup2(writer, 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(stderr, 2)
+        os.close(writer)
+
+
+def _forward(reader: int, stderr: int) -> None:
+    with os.fdopen(reader, "rb") as lines, os.fdopen(stderr, "wb", buffering=0) as out:
+        for line in lines:
+            if not line.startswith(_INCUBATOR):
+                with contextlib.suppress(OSError):
+                    out.write(line)
 
 
 #: Fatal errors only, on stderr: the command prints its own progress, summary and one-line errors
 #: (spark_error finds the cause in the exception), and the JVM's ERROR lines, written by its own
-#: threads, used to land after that one line.
+#: threads, used to land after that one line. The logger of PySpark's gateway, which Spark takes
+#: for a shell's, at the root's level too: where the two differ Spark prints three lines at every
+#: start ("Setting default log level to WARN", how to change it, "Setting Spark log level").
 _LOG4J2 = """\
 rootLogger.level = fatal
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = fatal
 rootLogger.appenderRef.console.ref = console
 appender.console.type = Console
 appender.console.name = console
