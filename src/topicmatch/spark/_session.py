@@ -22,6 +22,7 @@ from typing import Any, TextIO
 
 from pyspark.sql import SparkSession
 
+from .._commandline import counted
 from .._progress import Progress
 
 __all__ = ["JobProgress", "session"]
@@ -169,12 +170,14 @@ def local_splits() -> int:
 
 
 class JobProgress:
-    """A background thread reporting the running job: tasks done and messages routed.
+    """A background thread reporting the running job: tasks done and running, messages routed.
 
     ``routed()`` returns (messages, deliveries) so far (from the statistics accumulator, which
     grows as tasks finish). Printed through :class:`topicmatch._progress.Progress`: on a
-    terminal the line is rewritten in place twice a second; otherwise a line every ``every``
-    seconds.
+    terminal the line is rewritten in place twice a second (its seconds move even while one
+    long task runs); otherwise a line as soon as the job has started, then whenever a task
+    finished (at most one a second) and at least every ``every`` seconds, so that a small job
+    too shows its tasks as they end.
     """
 
     def __init__(
@@ -201,24 +204,34 @@ class JobProgress:
         self._thread.join(timeout=5)
         self._progress.done()
 
-    def line(self) -> str:
-        done = total = 0
+    def tasks(self) -> tuple[int, int, int]:
+        """(done, running, total) tasks of the active stages."""
+        done = running = total = 0
         for stage_id in self._tracker.getActiveStageIds():
             info = self._tracker.getStageInfo(stage_id)
             if info is not None:
                 done += info.numCompletedTasks
+                running += info.numActiveTasks
                 total += info.numTasks
+        return done, running, total
+
+    def line(self, tasks: tuple[int, int, int] | None = None) -> str:
+        done, running, total = self.tasks() if tasks is None else tasks
         try:
             messages, deliveries = self._routed()
         except RuntimeError:  # the accumulator changed while we read it; next time
             messages = deliveries = 0
-        tasks = f"tasks {done}/{total}, " if total else ""
-        return f"{tasks}{messages:,} messages -> {deliveries:,} deliveries"
+        state = f"tasks {done}/{total} done, {running} running, " if total else ""
+        return (
+            f"{state}{counted(messages, 'message')} -> {counted(deliveries, 'delivery', 'deliveries')} so far"
+        )
 
     def _run(self) -> None:
         tty = self._progress.tty
-        last = time.perf_counter()
+        last_time, last_done = time.perf_counter(), -1
         while not self._stop.wait(0.5 if tty else 1.0):
-            if tty or time.perf_counter() - last >= self._every:
-                last = time.perf_counter()
-                self._progress.status(self.line())
+            tasks = self.tasks()
+            moved = tasks[2] > 0 and tasks[0] != last_done  # started, or a task ended
+            if tty or moved or time.perf_counter() - last_time >= self._every:
+                last_time, last_done = time.perf_counter(), tasks[0]
+                self._progress.status(self.line(tasks))

@@ -19,6 +19,7 @@ from pyspark.errors import PySparkException
 
 from .. import TopicMatchError
 from .._commandline import UsageError
+from .._pair_files import dialect_warning
 from .._progress import Progress
 from ._generate import generate
 from ._io import parse_since, spark_error
@@ -139,6 +140,15 @@ def run_route(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> in
         # Check what can be checked before starting a JVM: each of these fails in a second.
         _check_before_spark(job, stream=options.stream)
         table = job.load_subscriptions()
+        if not len(table):
+            print(
+                f"topicmatch: warning: {job.subscriptions} holds no subscription: every message "
+                "will be unmatched",
+                file=stderr,
+            )
+        warning = dialect_warning(table.patterns, job.dialect)
+        if warning:
+            print(f"topicmatch: warning: {warning}", file=stderr)
         for where, pattern, reason in table.skipped[:10]:
             print(f"topicmatch: skipped {where}: {pattern!r}: {reason}", file=stderr)
         if len(table.skipped) > 10:

@@ -1,0 +1,48 @@
+"""The summary a person reads: numbers and plurals that read right, reasons and ties said."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from topicmatch.spark._stats import Counts, tied_after, top_subscribers
+from topicmatch.spark._summary import Summary
+
+SUBSCRIPTIONS = {"version": "v1", "source": "subs.tsv", "subscriptions": 3, "subscribers": 3}
+
+
+def _summary(**figures: object) -> Summary:
+    return Summary(mode="batch", dialect="amqp", subscriptions=SUBSCRIPTIONS, **figures)  # type: ignore[arg-type]
+
+
+def test_one_of_a_thing_is_singular_and_a_slow_small_job_has_a_rate() -> None:
+    text = _summary(messages=1, deliveries=1, elapsed_seconds=6.7).text()
+    assert text.startswith("routed 1 message -> 1 delivery (1.00 per message) in 6.7 s: 0.15 msg/s, ")
+    assert "0 msg/s" not in text
+
+
+def test_each_quarantine_reason_is_named_with_its_count() -> None:
+    text = _summary(
+        messages=10,
+        invalid=6,
+        quarantine_reasons={"invalid_topic": 3, "null_topic": 1, "too_big": 2},
+        output={"quarantine": "out/quarantine"},
+    ).text()
+    assert (
+        "  quarantined        6 messages: 3 invalid topics, 1 null topic, 2 too big -> out/quarantine" in text
+    )
+
+
+def test_ties_in_the_top_subscribers_are_said() -> None:
+    top = [("a", 9), ("b", 5), ("c", 5)]
+    text = _summary(top_subscribers=top, top_tied=7).text()
+    assert "  top subscribers    a 9; b, c 5 each; 7 more subscribers with 5 (ties listed by name)" in text
+    assert "top subscribers    a 9; b 5\n" in _summary(top_subscribers=top[:2]).text() + "\n"
+
+
+def test_the_tie_at_the_cut_is_counted() -> None:
+    counts = Counts(6)
+    counts.add_subscribers(np.arange(6), np.array([9, 5, 5, 5, 5, 1]))
+    top = top_subscribers(counts, list("abcdef"), 3)
+    assert top == [("a", 9), ("b", 5), ("c", 5)]
+    assert tied_after(counts, top) == 2  # d and e have 5 too
+    assert tied_after(counts, top_subscribers(counts, list("abcdef"), 6)) == 0
