@@ -20,6 +20,7 @@ from typing import Any, TextIO
 
 from topicmatch._commandline import UsageError, add_out, require_extra
 from topicmatch._progress import Progress
+from topicmatch.bench.report import mark_quick
 
 from ._sla import Sla, highest_met, parse_rates
 
@@ -396,6 +397,8 @@ def _run_latency(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, std
     except (OSError, RuntimeError) as error:  # a connection refused, a load process that failed
         raise UsageError(f"the run failed: {type(error).__name__}: {error}") from None
     report = study.write_outputs(results, out, title, sla=options.sla, sweep=bool(options.sweep))
+    if options.quick:
+        mark_quick(report, "docs/latency.md")
     print(result_module.summary_table(results), file=stdout)
     for result in results:
         for note in result.notes():
@@ -454,6 +457,8 @@ def _run_commitlog(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, s
         with _stop_on_sigterm(_heavy("_load").STOP):
             plan.check()
             report = commitlog.run_plan(plan, options.out, Progress("commitlog", stderr))
+        if options.quick:
+            mark_quick(report, "docs/latency.md")
     except (limits_module.LimitError, systems_module.SystemUnavailable) as error:
         raise UsageError(str(error)) from None
     except (OSError, RuntimeError) as error:  # a connection refused, a server error
@@ -489,6 +494,8 @@ def _run_brokers(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, std
         raise UsageError(str(error)) from None
     except (OSError, RuntimeError) as error:
         raise UsageError(f"the run failed: {type(error).__name__}: {error}") from None
+    if options.quick:
+        mark_quick(report, "docs/latency.md")
     print(report.read_text(), file=stdout)
     print(f"report: {report}", file=stdout)
     return 0

@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 from .._commandline import UsageError, add_out, add_repeat, require_extra
 from .._progress import Progress
+from ..bench.report import mark_quick
 
 __all__ = ["EXPERIMENTS", "HARNESS", "add_commands"]
 
@@ -113,6 +114,8 @@ def _run(
         module = importlib.import_module(EXPERIMENTS[name][0])
         out = options.out / name if nested else options.out
         report = module.run(out, repeat=options.repeat, quick=options.quick, progress=Progress(name, stderr))
+        if options.quick:
+            mark_quick(report)
         written.append((name, report))
         print(f"{name}: {report}", file=stdout)
     if nested:

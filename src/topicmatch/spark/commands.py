@@ -21,6 +21,7 @@ from .. import TopicMatchError
 from .._commandline import UsageError
 from .._pair_files import dialect_warning
 from .._progress import Progress
+from ..bench.report import mark_quick
 from ._generate import generate
 from ._io import parse_since, spark_error
 from ._pipeline import RouteJob, already_exists, run_batch
@@ -183,4 +184,8 @@ def run_bench_pipeline(options: argparse.Namespace, stdout: TextIO, stderr: Text
     from . import _bench_pipeline, _bench_scale  # noqa: PLC0415 - only when it runs
 
     experiment = _bench_scale if options.scale else _bench_pipeline
-    return int(experiment.run(options, stdout, stderr))
+    code = int(experiment.run(options, stdout, stderr))
+    report = options.out / "report.md"
+    if options.quick and report.exists():
+        mark_quick(report)
+    return code
