@@ -18,13 +18,18 @@ $(STAMP): pyproject.toml latency/pyproject.toml
 
 venv: $(STAMP)  ## create the virtual environment: the matching library, the latency harness, dev tools
 
-brokers:  ## install RabbitMQ, Mosquitto, nats-server, Redis and ActiveMQ from Debian (needs root)
-	bash scripts/install-brokers.sh
+brokers:  ## install RabbitMQ, Mosquitto, nats-server, Redis, ActiveMQ and Java 17 from Debian (needs root)
+	@LOG=$(BROKERS_LOG) bash scripts/install-brokers.sh
+
+# What `make demo` writes (and `make clean` removes), and the log of the brokers' install.
+DEMO := out/demo
+DEMO_OUTPUTS := $(DEMO)/data $(DEMO)/routed
+BROKERS_LOG := out/install-brokers.log
 
 demo: venv  ## the main job, local mode: generate 1,000,000 messages and 10,000 subscriptions, route them on Spark
-	$(VENV)/bin/topicmatch generate --messages 1000000 --subscriptions 10000 --invalid-fraction 0.0001 --out out/demo/data
+	$(VENV)/bin/topicmatch generate --messages 1000000 --subscriptions 10000 --invalid-fraction 0.0001 --out $(DEMO)/data
 	PYSPARK_PYTHON=$(abspath $(PY)) SPARK_LOCAL_IP=127.0.0.1 $(VENV)/bin/topicmatch route --overwrite \
-		--messages out/demo/data/messages --subscriptions out/demo/data/subscriptions.parquet --out out/demo/routed
+		--messages $(DEMO)/data/messages --subscriptions $(DEMO)/data/subscriptions.parquet --out $(DEMO)/routed
 
 check: venv  ## lint (ruff), format check and strict typing (mypy)
 	$(VENV)/bin/ruff check src latency/src tests benchmarks
@@ -44,5 +49,7 @@ format: venv  ## reformat the code
 	$(VENV)/bin/ruff format src latency/src tests benchmarks
 	$(VENV)/bin/ruff check --fix src latency/src tests benchmarks
 
-clean:  ## remove the virtual environment and caches
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build src/*.egg-info
+clean:  ## remove what the targets wrote: the demo's data and output, the venv, caches, the install log
+	rm -rf $(DEMO_OUTPUTS) $(BROKERS_LOG)
+	rmdir $(DEMO) out 2>/dev/null || true
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build src/*.egg-info latency/src/*.egg-info

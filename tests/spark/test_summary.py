@@ -46,3 +46,9 @@ def test_the_tie_at_the_cut_is_counted() -> None:
     assert top == [("a", 9), ("b", 5), ("c", 5)]
     assert tied_after(counts, top) == 2  # d and e have 5 too
     assert tied_after(counts, top_subscribers(counts, list("abcdef"), 6)) == 0
+
+
+def test_a_run_with_nothing_to_route_has_no_rates() -> None:
+    text = _summary(elapsed_seconds=2.2).text()
+    assert text.startswith("routed 0 messages -> 0 deliveries in 2.2 s\n")
+    assert "subscriptions      3 (3 subscribers)" in text

@@ -72,14 +72,17 @@ class Summary:
 
     def text(self) -> str:
         """The summary for a terminal: a headline, then one fact per line."""
-        per = self.deliveries / self.messages if self.messages else 0.0
         seconds = self.elapsed_seconds
         deliveries = counted(self.deliveries, "delivery", "deliveries")
-        lines = [
-            f"routed {counted(self.messages, 'message')} -> {deliveries} ({per:.2f} per message) "
-            f"in {seconds:.1f} s: {rate(self.messages, seconds, 'msg/s')}, "
-            f"{rate(self.deliveries, seconds, 'deliveries/s')}"
-        ]
+        headline = f"routed {counted(self.messages, 'message')} -> {deliveries}"
+        if self.messages:
+            headline += f" ({self.deliveries / self.messages:.2f} per message)"
+        headline += f" in {seconds:.1f} s"
+        if self.messages:  # no "0 msg/s" for a run that had nothing to route
+            headline += (
+                f": {rate(self.messages, seconds, 'msg/s')}, {rate(self.deliveries, seconds, 'deliveries/s')}"
+            )
+        lines = [headline]
         share = f" ({self.unmatched / self.messages:.1%})" if self.messages else ""
         lines.append(f"  matched by nobody  {counted(self.unmatched, 'message')}{share}")
         quarantined = self.output.get("quarantine")
@@ -92,7 +95,7 @@ class Summary:
         subs = self.subscriptions
         skipped = f", {len(subs['skipped']):,} invalid patterns skipped" if subs.get("skipped") else ""
         lines.append(
-            f"  subscriptions      {subs['subscriptions']:,} ({subs['subscribers']:,} subscribers), "
+            f"  subscriptions      {subs['subscriptions']:,} ({counted(subs['subscribers'], 'subscriber')}), "
             f"{self.dialect}, version {subs['version']} from {subs['source']}{skipped}"
         )
         if subs.get("plan") == "split":
