@@ -48,7 +48,7 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ]
     )
     assert code == 0
-    assert "wrote 4,000 messages in 1 files" in out
+    assert "wrote 4,000 messages in 1 file to" in out
     return path
 
 

@@ -18,7 +18,7 @@ from typing import TextIO
 from pyspark.errors import PySparkException
 
 from .. import TopicMatchError
-from .._commandline import UsageError
+from .._commandline import UsageError, counted
 from .._pair_files import dialect_warning
 from .._progress import Progress
 from ..bench.report import mark_quick
@@ -49,9 +49,10 @@ def run_generate(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) ->
     except OSError as error:
         raise UsageError(f"cannot write {options.out}: {error.strerror or error}") from None
     print(
-        f"wrote {result.messages:,} messages in {result.files} files to {result.messages_path}\n"
-        f"wrote {result.subscriptions:,} subscriptions ({result.subscribers:,} subscribers) "
-        f"to {result.subscriptions_path}",
+        f"wrote {counted(result.messages, 'message')} in {counted(result.files, 'file')} to "
+        f"{result.messages_path}\n"
+        f"wrote {counted(result.subscriptions, 'subscription')} "
+        f"({counted(result.subscribers, 'subscriber')}) to {result.subscriptions_path}",
         file=stdout,
     )
     return 0
