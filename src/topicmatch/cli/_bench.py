@@ -173,7 +173,9 @@ def _add_pipeline(subparsers: Any) -> None:
         default=3,
         help="timed runs of the naive join per case (default: 3)",
     )
-    parser.add_argument("--quick", action="store_true", help="two small cases, two runs each: a smoke test")
+    parser.add_argument(
+        "--quick", action="store_true", help="two small cases, two runs each: a smoke test (about 50 s)"
+    )
     parser.add_argument(
         "--scale",
         action="store_true",
