@@ -75,8 +75,9 @@ def add_commands(commands: Any) -> None:
         "--subscriptions",
         required=True,
         metavar="PATH",
-        help="subscriptions: .parquet (or a directory of it), .csv, .json lines, "
-        "or .tsv (pattern<TAB>subscriber)",
+        help="subscriptions, the format from the name's ending: .parquet (or a directory of it), .csv "
+        "(with its header: pattern,subscriber), .json, .jsonl or .ndjson (JSON lines), .tsv or .txt "
+        "(pattern<TAB>subscriber, an optional header); another ending is refused",
     )
     route.add_argument("--out", required=True, metavar="DIR", help="output directory")
     route.add_argument(
