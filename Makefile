@@ -52,4 +52,4 @@ format: venv  ## reformat the code
 clean:  ## remove what the targets wrote: the demo's data and output, the venv, caches, the install log
 	rm -rf $(DEMO_OUTPUTS) $(BROKERS_LOG)
 	rmdir $(DEMO) out 2>/dev/null || true
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build src/*.egg-info latency/src/*.egg-info
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build latency/build src/*.egg-info latency/src/*.egg-info
