@@ -647,3 +647,5 @@ def test_the_one_line_error_is_the_last_thing_on_stderr(data: Path, tmp_path: Pa
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert lines[-1].startswith("topicmatch: "), done.stderr
     assert not [line for line in lines if " ERROR " in line], done.stderr
+    # Nor anything of Spark's start: the JDK's incubator-module line, Spark's log-level lines.
+    assert not [line for line in lines if "incubator" in line or "log level" in line], done.stderr
