@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import io
+import time
+import types
+
 import numpy as np
 
+from topicmatch.spark._session import JobProgress
 from topicmatch.spark._stats import Counts, tied_after, top_subscribers
 from topicmatch.spark._summary import Summary
 
@@ -52,3 +57,39 @@ def test_a_run_with_nothing_to_route_has_no_rates() -> None:
     text = _summary(elapsed_seconds=2.2).text()
     assert text.startswith("routed 0 messages -> 0 deliveries in 2.2 s\n")
     assert "subscriptions      3 (3 subscribers)" in text
+
+
+class _Stage:
+    def __init__(self, done: int) -> None:
+        self.numCompletedTasks, self.numActiveTasks, self.numTasks = done, 1, 2
+
+
+class _Tracker:
+    """A status tracker whose one stage finishes a task at each poll (then stays at 2 of 2)."""
+
+    def __init__(self) -> None:
+        self.polls = 0
+
+    def getActiveStageIds(self) -> list[int]:
+        return [0]
+
+    def getStageInfo(self, stage_id: int) -> _Stage:
+        self.polls += 1
+        return _Stage(min(self.polls - 1, 2))
+
+
+def test_the_progress_of_a_small_job_moves_as_its_tasks_end() -> None:
+    """Off a terminal, a line as each task ends, not only every ``every`` seconds."""
+    tracker = _Tracker()
+    spark = types.SimpleNamespace(sparkContext=types.SimpleNamespace(statusTracker=lambda: tracker))
+    stream = io.StringIO()
+    with JobProgress(spark, "routing", lambda: (0, 0), stream, every=60.0):  # type: ignore[arg-type]
+        deadline = time.monotonic() + 10
+        while tracker.polls < 4 and time.monotonic() < deadline:
+            time.sleep(0.1)
+    lines = stream.getvalue().splitlines()
+    assert [line.split(",")[0] for line in lines[:3]] == [
+        "routing: tasks 0/2 done",
+        "routing: tasks 1/2 done",
+        "routing: tasks 2/2 done",
+    ]
