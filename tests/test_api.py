@@ -170,13 +170,12 @@ def test_lookup_many_raises_what_lookup_raises(matcher_factory: Callable[..., Ma
     assert m.lookup("a") == {1}
 
 
-def test_topics_is_a_deprecated_name_of_patterns() -> None:
+def test_patterns_are_sorted_once_each() -> None:
     m = Matcher()
     m.subscribe("b.#", 1)
     m.subscribe("a.*", 2)
+    m.subscribe("a.*", 3)
     assert m.patterns() == ["a.*", "b.#"]
-    with pytest.warns(DeprecationWarning, match="renamed patterns"):
-        assert m.topics() == ["a.*", "b.#"]
 
 
 def test_unsubscribe_all_drops_a_client(matcher_factory: Callable[..., Matcher]) -> None:
