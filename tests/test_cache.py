@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from topicmatch import DIALECTS, Matcher, make_dialect
+from topicmatch import DIALECTS, InvalidTopicError, Matcher, make_dialect
 from topicmatch._cache import ADMIT_BACKOFF, ADMIT_WINDOW, INDEX_BUDGET, ResultCache
 from topicmatch._words import pattern_matches
 
@@ -267,18 +267,22 @@ def test_a_burst_of_topics_seen_twice_leaves_hot_alone() -> None:
     assert len(cache.warm) <= 256
 
 
-def test_a_full_generation_is_emptied_whole() -> None:
+def test_a_full_hot_generation_becomes_warm_and_a_full_warm_one_goes() -> None:
     m = Matcher(cache_size=8)  # 4 hot, 4 warm
     m.subscribe("a.*", 1)
     cache = _cache(m)
-    _make_hot(m, [f"a.{i}" for i in range(4)])
-    assert len(cache.hot) == 4
-    _make_hot(m, ["a.next"])  # its promotion finds hot full: hot starts over
+    first = [f"a.{i}" for i in range(4)]
+    _make_hot(m, first)
+    assert set(cache.hot) == set(first)
+    _make_hot(m, ["a.next"])  # its promotion finds hot full: hot becomes warm
     assert set(cache.hot) == {"a.next"}
-    for i in range(5):
+    assert set(cache.warm) == set(first)
+    assert m.lookup("a.0") == {1}  # still hot: back by one promotion
+    assert set(cache.hot) == {"a.next", "a.0"}
+    for i in range(4):
         m.lookup(f"a.w{i}")
-        m.lookup(f"a.w{i}")  # stored: the fifth store finds warm full
-    assert set(cache.warm) == {"a.w4"}
+        m.lookup(f"a.w{i}")  # stored; a.w0 fills warm, and a.w1 finds it full: it starts over
+    assert set(cache.warm) == {"a.w1", "a.w2", "a.w3"}
 
 
 def test_a_write_indexes_the_topics_promoted_since_the_last_write_within_a_budget() -> None:
@@ -330,3 +334,15 @@ def test_stores_promotions_and_indexing_create_nothing_the_collector_tracks() ->
     cache = _cache(m)
     assert len(cache.hot) == len(cache._trie) == 1000
     assert grown < 10, grown  # the index's lists and such, not one per topic
+
+
+@pytest.mark.parametrize("stage", ["empty", "warm", "hot"])
+def test_an_unhashable_topic_gets_the_typed_error_whatever_the_cache_holds(stage: str) -> None:
+    # Each generation is probed only when it holds something: the dialect's error must come
+    # whichever probe meets the unhashable topic first, or none.
+    m = Matcher()
+    m.subscribe("a.*", 1)
+    for _ in range({"empty": 0, "warm": 2, "hot": 3}[stage]):
+        m.lookup("a.b")
+    with pytest.raises(InvalidTopicError, match="must be a str"):
+        m.lookup(["a", "b"])  # type: ignore[arg-type]

@@ -22,10 +22,11 @@ admission does: topics in ``hot`` before a burst of new ones are answered from i
 after the burst, which stores nothing in ``hot``.
 
 **Eviction: whole generations.** ``hot`` holds at most half of ``max_size`` topics, ``warm`` the
-other half. When ``hot`` is full, a promotion empties it first: topics still hot come back
-through ``warm`` in two lookups. When ``warm`` is full, a store empties it. Both are O(1) (a new
-dict and a new index; CPython frees the old ones), and no lookup pays a bookkeeping cost for
-recency: a hit stays one dict access.
+other half. When ``hot`` is full, a promotion first makes it ``warm`` (the old ``warm`` goes):
+topics still hot come back by promotion at their next lookup, the others go with their
+generation. When ``warm`` is full, a store empties it. Both are O(1) (a new dict, and CPython
+frees the old one), and no lookup pays a bookkeeping cost for recency: a hit stays one dict
+access.
 
 **Bounded in bytes.** Each topic is charged its text and entry, each distinct result object once
 per generation by ``sys.getsizeof`` (the topics of a fan-out share one set; the shared empty set
@@ -204,13 +205,14 @@ class ResultCache(Versioned):
                 return
             self._warm_bytes -= _ENTRY_BYTES + _text_bytes(topic)  # its result stays charged there
             if len(self.hot) >= max(1, self.max_size // 2):
-                self._empty_hot()
+                self._rotate()
             charge = self._hot_charge(topic, result)
-            if self.bytes + charge > self.max_bytes:
-                self._empty_warm()
-                if self.bytes + charge > self.max_bytes:
-                    self._empty_hot()
-                    charge = self._hot_charge(topic, result)
+            while self.bytes + charge > self.max_bytes and (self.hot or self.warm):
+                if self.warm:
+                    self._empty_warm()
+                else:
+                    self._rotate()
+                charge = self._hot_charge(topic, result)
             self.hot[topic] = result
             self._unindexed.append(topic)
             if result is not EMPTY:
@@ -345,6 +347,19 @@ class ResultCache(Versioned):
         found = self._trie.matching(tokens, dollar, self.walk_budget * (len(tokens) + 1))
         self.last_walk = self._trie.last_walk
         return found
+
+    def _rotate(self) -> None:
+        """``hot`` becomes ``warm`` (the lock held; the old ``warm`` goes): topics still hot come
+        back by promotion, one lookup each, the rest go with the generation. O(1). Its index is
+        not needed in ``warm``, which every write empties: a new one starts."""
+        self.warm = self.hot
+        self._warm_results = self._hot_results
+        self._warm_bytes = self._hot_bytes
+        self.hot = {}
+        self._trie = TopicTrie()
+        self._unindexed = []
+        self._hot_results = {}
+        self._hot_bytes = 0
 
     def _empty_hot(self) -> None:
         """A new, empty ``hot`` and index (the lock held): O(1), CPython frees the old ones."""

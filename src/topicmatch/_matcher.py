@@ -100,20 +100,23 @@ class _Reader(Generic[S]):
         # which the cache's admission is told of while it is on.
         cache = self._cache
         if cache is not None:
+            # Each generation is probed only when it holds something: while nothing repeats,
+            # the topic is not even hashed.
+            hot = cache.hot
             try:
-                result = cache.hot.get(topic)
-            except TypeError:  # unhashable, so no topic: the parse below raises the typed error
-                cache = None
-            else:
-                if result is not None:
-                    return result  # type: ignore[return-value]
+                if hot:
+                    result = hot.get(topic)
+                    if result is not None:
+                        return result  # type: ignore[return-value]
                 version = cache._version  # read before the index: see ResultCache.admit
                 warm = cache.warm
-                if warm:  # empty while nothing repeats: then no probe
+                if warm:
                     result = warm.get(topic)
                     if result is not None:
                         cache.promote(topic, version)
                         return result  # type: ignore[return-value]
+            except TypeError:  # unhashable, so no topic: the parse below raises the typed error
+                cache = None
         words = self._parse_topic(topic)
         if words is None:
             result = EMPTY

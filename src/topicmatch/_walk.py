@@ -384,7 +384,7 @@ class Unions:
     def __init__(self, max_bytes: int, keep: int = UNION_MIN, gate: int = UNION_GATE) -> None:
         self.max_bytes = max_bytes
         self.keep = keep  # the fewest subscribers a union holds to be kept
-        self.gate = gate  # the sets, or the size of the first or last, that make it worth a probe
+        self.gate = gate  # the sets, or the size of the first, that make it worth a probe
         self.slots: list[tuple[tuple[frozenset[Hashable], ...], frozenset[Hashable], int] | None] = [
             None
         ] * UNION_SLOTS
@@ -398,15 +398,16 @@ class Unions:
         hit; else the union, O(its size), and O(1) amortised to keep it.
 
         Only unions that may be big go near the memo and its governor: of ``gate`` sets or more
-        (a topic that many patterns match, as under churn), or whose first or last set is that
-        big (a fan-out). The others (a few small sets: most lookups of most tables) are united
-        at once, at the cost of three comparisons.
+        (a topic that many patterns match, as under churn), or whose first set is that big (a
+        fan-out: the walk gathers a ``#`` leaf's set, the broadest, first). The others (a few
+        small sets: most lookups of most tables) are united at once, at the cost of two
+        comparisons.
         """
         n = len(found)
         if n < 2:
             return found[0] if n else EMPTY
         gate = self.gate
-        if n >= gate or len(found[0]) >= gate or len(found[-1]) >= gate:
+        if n >= gate or len(found[0]) >= gate:
             governor = self.governor
             governor.left -= 1  # a probe of the window (on), or a union of the wait (off)
             if governor.left <= 0:
