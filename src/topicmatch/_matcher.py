@@ -187,7 +187,7 @@ class _Reader(Generic[S]):
         }
 
     def batch_walk(self) -> BatchWalk | None:
-        """Walk many topics through the DFA the default learnt for the current subscriptions,
+        """Walk many topics through a DFA of the default's current subscriptions (made on demand),
         for a batch engine that walks topics itself, word by word (the Spark workers walk a
         batch's distinct topics level by level in Arrow); None on the other algorithms or while
         a write is under way. The same object while the subscriptions do not change.
