@@ -12,6 +12,7 @@ Given subscription patterns with wildcards (``forex.*``, ``stock.#``, ``sensors/
 ['alice', 'bob']
 """
 
+from ._captures import Capture, capture
 from ._collector import collector_paused
 from ._dfa import BatchWalk
 from ._dialects import DIALECTS, Dialect, make_dialect
@@ -34,6 +35,7 @@ __all__ = [
     "DEFAULT_CACHE_SIZE",
     "DIALECTS",
     "BatchWalk",
+    "Capture",
     "ComplexityError",
     "ConfigurationError",
     "Dialect",
@@ -47,6 +49,7 @@ __all__ = [
     "TopicMatchError",
     "UnknownTopicError",
     "Wildcard",
+    "capture",
     "collector_paused",
     "make_dialect",
 ]
@@ -70,6 +73,7 @@ for _public in (
     Dialect,
     BatchWalk,
     Wildcard,
+    Capture,
 ):
     _public.__module__ = __name__
 del _public
