@@ -12,6 +12,7 @@ Given subscription patterns with wildcards (``forex.*``, ``stock.#``, ``sensors/
 ['alice', 'bob']
 """
 
+from ._access import AccessRules
 from ._captures import Capture, capture
 from ._collector import collector_paused
 from ._dfa import BatchWalk
@@ -21,6 +22,7 @@ from ._errors import (
     ConfigurationError,
     InvalidPairError,
     InvalidPatternError,
+    InvalidRuleError,
     InvalidSubscriberError,
     InvalidTopicError,
     TopicMatchError,
@@ -34,6 +36,7 @@ __all__ = [
     "ALGORITHMS",
     "DEFAULT_CACHE_SIZE",
     "DIALECTS",
+    "AccessRules",
     "BatchWalk",
     "Capture",
     "ComplexityError",
@@ -41,6 +44,7 @@ __all__ = [
     "Dialect",
     "InvalidPairError",
     "InvalidPatternError",
+    "InvalidRuleError",
     "InvalidSubscriberError",
     "InvalidTopicError",
     "Matcher",
@@ -63,6 +67,7 @@ for _public in (
     ConfigurationError,
     InvalidPairError,
     InvalidPatternError,
+    InvalidRuleError,
     InvalidSubscriberError,
     InvalidTopicError,
     TopicMatchError,
@@ -74,6 +79,7 @@ for _public in (
     BatchWalk,
     Wildcard,
     Capture,
+    AccessRules,
 ):
     _public.__module__ = __name__
 del _public
