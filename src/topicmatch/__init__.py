@@ -29,6 +29,7 @@ from ._errors import (
     UnknownTopicError,
 )
 from ._matcher import ALGORITHMS, DEFAULT_CACHE_SIZE, Matcher, MatcherSnapshot
+from ._shared import ShareGroup, SharedGroups
 from ._topic_index import TopicIndex
 from ._words import Wildcard
 
@@ -49,6 +50,8 @@ __all__ = [
     "InvalidTopicError",
     "Matcher",
     "MatcherSnapshot",
+    "ShareGroup",
+    "SharedGroups",
     "TopicIndex",
     "TopicMatchError",
     "UnknownTopicError",
@@ -80,6 +83,8 @@ for _public in (
     Wildcard,
     Capture,
     AccessRules,
+    ShareGroup,
+    SharedGroups,
 ):
     _public.__module__ = __name__
 del _public
