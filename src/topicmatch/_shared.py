@@ -112,12 +112,12 @@ class SharedGroups(Generic[C]):
         if members is None or member not in members:
             return key not in self._members
         index = members.index(member)
+        turn = self._next.get(key, 0) % len(members)
         del members[index]
         if not members:
             del self._members[key]
             self._next.pop(key, None)
             return True
-        turn = self._next.get(key, 0)
         if index < turn:
             turn -= 1  # the members after it moved down one place
         self._next[key] = turn % len(members)
@@ -135,7 +135,7 @@ class SharedGroups(Generic[C]):
             return None
         if self.policy == "round_robin":
             turn = self._next.get(key, 0) % len(members)
-            self._next[key] = turn + 1
+            self._next[key] = (turn + 1) % len(members)
             return members[turn]
         if self.policy == "random":
             return self._random.choice(members)
