@@ -29,7 +29,7 @@ from ._errors import (
     UnknownTopicError,
 )
 from ._matcher import ALGORITHMS, DEFAULT_CACHE_SIZE, Matcher, MatcherSnapshot
-from ._shared import ShareGroup, SharedGroups
+from ._shared import SharedGroups, ShareGroup
 from ._topic_index import TopicIndex
 from ._words import Wildcard
 

@@ -113,7 +113,9 @@ class AccessRules:
                 if not filter_:
                     raise InvalidRuleError(number, raw, f"'{keyword}' needs a topic filter")
                 if keyword == "topic":
-                    self._users.setdefault(user, []).append(_Rule(access, filter_, _parse(number, raw, filter_), False))
+                    self._users.setdefault(user, []).append(
+                        _Rule(access, filter_, _parse(number, raw, filter_), False)
+                    )
                 else:
                     # Validate with a sample substitution; each client gets its own at check time.
                     _parse(number, raw, filter_.replace("%u", "u").replace("%c", "c"))

@@ -40,11 +40,10 @@ from ._words import Tokens
 __all__ = ["ALGORITHMS", "DEFAULT_CACHE_SIZE", "Matcher", "MatcherSnapshot"]
 
 if TYPE_CHECKING:
-    from ._captures import Capture  # Matcher.captures
-
     # The subscriber type: Matcher[str] returns frozenset[str]; a bare Matcher is Matcher[Hashable].
     from typing_extensions import TypeVar as _TypeVarWithDefault
 
+    from ._captures import Capture  # Matcher.captures
     from ._dfa import BatchWalk
 
     S = _TypeVarWithDefault("S", bound=Hashable, default=Hashable)
@@ -502,7 +501,7 @@ class Matcher(_Reader[S]):
         sensors/# (('kitchen', 'temp'),) ['log']
         sensors/+/temp ('kitchen',) ['thermo']
         """
-        from ._captures import Capture, captures_of  # noqa: PLC0415 - keeps this block separable
+        from ._captures import captures_of  # noqa: PLC0415 - keeps this block separable
 
         with self._writes:
             found: list[Capture[S]] = captures_of(

@@ -64,7 +64,9 @@ class ShareGroup(NamedTuple):
         shared_filter = plain(shared_filter)
         _MQTT.parse_pattern(shared_filter)
         if not shared_filter.startswith("$share/"):
-            raise InvalidPatternError("mqtt", shared_filter, "not a shared subscription ($share/<group>/<filter>)")
+            raise InvalidPatternError(
+                "mqtt", shared_filter, "not a shared subscription ($share/<group>/<filter>)"
+            )
         _share, name, filter_ = shared_filter.split("/", 2)
         return cls(name, filter_)
 

@@ -56,7 +56,8 @@ def mosquitto(directory: Path, extra: list[str]) -> Iterator[int]:
                 break
             except OSError:
                 if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"mosquitto did not start: {(directory / 'mosquitto.log').read_text()}")
+                    log_text = (directory / "mosquitto.log").read_text()
+                    raise RuntimeError(f"mosquitto did not start: {log_text}") from None
                 time.sleep(0.05)
         yield port
     finally:
@@ -74,7 +75,9 @@ class V5Client:
     the PUBACK's reason code, subscribe and collect what arrives."""
 
     def __init__(self, port: int, client_id: str, username: str | None = None) -> None:
-        self.client = Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=MQTTProtocolVersion.MQTTv5)
+        self.client = Client(
+            CallbackAPIVersion.VERSION2, client_id=client_id, protocol=MQTTProtocolVersion.MQTTv5
+        )
         if username is not None:
             self.client.username_pw_set(username)
         self.received: list[str] = []
@@ -86,7 +89,7 @@ class V5Client:
         self.client.on_subscribe = self._on_subscribe
         self.client.connect(HOST, port)
         self.client.loop_start()
-        self._wait(lambda: self.client.is_connected(), "CONNACK")
+        self._wait(self.client.is_connected, "CONNACK")
 
     def _wait(self, done: object, what: str) -> None:
         deadline = time.monotonic() + WAIT
@@ -107,7 +110,9 @@ class V5Client:
             self._acks[mid] = reason.value
             self._event.notify_all()
 
-    def _on_subscribe(self, _c: Client, _u: object, mid: int, codes: list[ReasonCode], _p: Properties) -> None:
+    def _on_subscribe(
+        self, _c: Client, _u: object, mid: int, codes: list[ReasonCode], _p: Properties
+    ) -> None:
         with self._event:
             self._suback[mid] = [code.value for code in codes]
             self._event.notify_all()
@@ -121,6 +126,7 @@ class V5Client:
     def subscribe(self, filter_: str) -> int:
         """Subscribe with QoS 1; the SUBACK's reason code."""
         _rc, mid = self.client.subscribe(filter_, qos=1)
+        assert mid is not None
         self._wait(lambda: mid in self._suback, f"SUBACK of {filter_!r}")
         return self._suback.pop(mid)[0]
 

@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from topicmatch import AccessRules, InvalidRuleError
+from topicmatch import AccessRules, InvalidRuleError, make_dialect
 from topicmatch._words import pattern_matches
-from topicmatch import make_dialect
 
 from .mqtt_clients import V5Client, mosquitto
 
@@ -32,7 +31,9 @@ SYNC = "zz/sync"  # the sentinel topics, out of the grid's alphabet
 
 
 def _filter(rng: random.Random, names: bool) -> str:
-    levels = [rng.choice([*LEVELS, "+", "+", *(["%u", "%c"] if names else [])]) for _ in range(rng.randint(1, 3))]
+    levels = [
+        rng.choice([*LEVELS, "+", "+", *(["%u", "%c"] if names else [])]) for _ in range(rng.randint(1, 3))
+    ]
     if rng.random() < 0.35:
         levels.append("#")
     return "/".join(levels)
@@ -88,11 +89,15 @@ def test_access_rules_agree_with_mosquitto(tmp_path: Path, seed: int) -> None:
         ours_write = {t for t in topics if rules.may_publish(t, username=username, client_id=client_id)}
         ours_read = {t for t in topics if rules.may_receive(t, username=username, client_id=client_id)}
         if ours_write != published[pair]:
-            problems.append(f"{pair} publish: ours-only {ours_write - published[pair]}, "
-                            f"mosquitto-only {published[pair] - ours_write}")
+            problems.append(
+                f"{pair} publish: ours-only {ours_write - published[pair]}, "
+                f"mosquitto-only {published[pair] - ours_write}"
+            )
         if ours_read != received[pair]:
-            problems.append(f"{pair} receive: ours-only {ours_read - received[pair]}, "
-                            f"mosquitto-only {received[pair] - ours_read}")
+            problems.append(
+                f"{pair} receive: ours-only {ours_read - received[pair]}, "
+                f"mosquitto-only {received[pair] - ours_read}"
+            )
     assert not problems, text + "\n".join(problems)
     # Subscribe: every filter we allow receives, at Mosquitto, every grid topic it matches.
     filters = sorted({_filter(rng, False) for _ in range(60)} | {"#", "+", "a/#", "+/+"})
