@@ -47,6 +47,7 @@ RECEIVERS = 4
 WINDOW = 64  # messages in flight in the throughput phase
 BATCH = 500  # filters per SUBSCRIBE packet
 PERCENTILES = (50.0, 90.0, 99.0, 99.9)
+DRAIN = 30.0  # seconds a phase may wait for its last messages after its own time is up
 
 
 @dataclass(frozen=True)
@@ -270,7 +271,9 @@ def _flow(
             break
         publisher.publish(f"bench/d{rng.randrange(n)}/temp")
         sent += 1
-    deliveries.wait(lambda: deliveries.count - base >= sent, deadline)
+    # Wait for the messages still in flight (at most WINDOW): the next phase must start from an
+    # idle broker. Bounded: WINDOW messages at the rate measured, at most DRAIN seconds.
+    deliveries.wait(lambda: deliveries.count - base >= sent, max(deadline, time.perf_counter()) + DRAIN)
     with deliveries.cond:
         got = deliveries.count - base
         end = deliveries.last if got else time.perf_counter()
