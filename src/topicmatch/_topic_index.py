@@ -142,23 +142,23 @@ class TopicIndex(Generic[V]):
         other filters get (``benchmarks/broad_filters.py``).
         """
         sep, items = self._dialect.separator, self._values.items()
+        anything = not dollar  # else: no topic whose first word starts with '$'
         if HASH in tokens[:-1]:
             rule = self._dialect.dollar_rule
             found = {t: v for t, v in items if pattern_matches(tokens, t.split(sep) if t else [], rule)}
         else:
-            open_end = tokens[-1] is HASH
-            fixed = len(tokens) - open_end
+            low = len(tokens) - (tokens[-1] is HASH)
+            high = low if tokens[-1] is not HASH else self._dialect.max_words
             positions = [i for i, token in enumerate(tokens) if type(token) is str]
             pick = itemgetter(*positions)  # one position: the word itself, not a tuple
             wanted = pick(tokens)
-            if open_end:
-                found = {t: v for t, v in items if len(w := t.split(sep)) >= fixed and pick(w) == wanted}
-            else:
-                found = {t: v for t, v in items if len(w := t.split(sep)) == fixed and pick(w) == wanted}
+            found = {
+                t: v
+                for t, v in items
+                if (anything or t[:1] != "$") and low <= len(w := t.split(sep)) <= high and pick(w) == wanted
+            }
             if "" in found and not pattern_matches(tokens, [], False):
                 del found[""]  # AMQP's empty topic has no word, not one empty word
-        if dollar:
-            found = {t: v for t, v in found.items() if t[:1] != "$"}
         return self._matchable(found)
 
     def _by_length(self, tokens: Tokens, dollar: bool) -> dict[str, V]:
@@ -167,17 +167,23 @@ class TopicIndex(Generic[V]):
         with a ``#``), so a count of separators decides, without a walk. O(stored topics)."""
         wants = len(tokens) - (1 if tokens and tokens[-1] is HASH else 0)
         exact = not tokens or tokens[-1] is not HASH
-        sep = self._dialect.separator
+        sep, anything = self._dialect.separator, not dollar  # dollar: no '$' first word
         with self._lock:
             items = self._values.items()
             if exact:
-                found = {t: v for t, v in items if (t.count(sep) + 1 if t else 0) == wants}
+                found = {
+                    t: v
+                    for t, v in items
+                    if (anything or t[:1] != "$") and (t.count(sep) + 1 if t else 0) == wants
+                }
             elif wants:
-                found = {t: v for t, v in items if (t.count(sep) + 1 if t else 0) >= wants}
+                found = {
+                    t: v
+                    for t, v in items
+                    if (anything or t[:1] != "$") and (t.count(sep) + 1 if t else 0) >= wants
+                }
             else:
-                found = dict(items)
-            if dollar:
-                found = {t: v for t, v in found.items() if t[:1] != "$"}
+                found = dict(items) if anything else {t: v for t, v in items if t[:1] != "$"}
             return self._matchable(found)
 
     def _matchable(self, found: dict[str, V]) -> dict[str, V]:
