@@ -5,10 +5,10 @@
 Not a benchmark, but a one-off check like the scripts beside it: for each rule of
 ``topicmatch._versions`` (a bracket around a publishing store, the parity test of a reader, a
 reader's validation) in each index, it removes the rule from the source, runs
-``tests/test_concurrency.py`` and ``tests/test_cache.py``, and restores the file. Every line
-must say ``caught``; a ``MISSED`` means a rule no test pins. Run it after changing how an index
-publishes or reads (it takes about a minute; the working tree must be clean of other edits to
-these files, which it restores exactly).
+``tests/test_concurrency.py``, ``tests/test_cache.py`` and ``tests/test_dfa.py``, and restores
+the file. Every line must say ``caught``; a ``MISSED`` means a rule no test pins. Run it after
+changing how an index publishes or reads (it takes about a minute; the working tree must be
+clean of other edits to these files, which it restores exactly).
 """
 
 from __future__ import annotations
@@ -37,14 +37,43 @@ MUTATIONS: list[tuple[str, ...]] = [
     (
         "trie: the reader's parity test",
         "_trie.py",
-        "if self._version == version and not version & 1:",
-        "if self._version == version:",
+        "            if not version & 1:\n                if self._inner_hash:",
+        "            if True:\n                if self._inner_hash:",
     ),
     (
         "trie: the reader's validation",
         "_trie.py",
-        "if self._version == version and not version & 1:",
-        "if True:",
+        "                if self._version == version:\n"
+        "                    return result\n            yield_to",
+        "                if True:\n                    return result\n            yield_to",
+    ),
+    (
+        "trie: a batch walk's DFA only at its version (the drop by writes and the version check)",
+        "_trie.py",
+        "                self._dfa = None  # it describes a version that has ended",
+        "                pass  # it describes a version that has ended",
+        "        if dfa is None or dfa.version != version:",
+        "        if dfa is None:",
+    ),
+    (
+        "cache: a store checks the version it read",
+        "_cache.py",
+        "            if self._version != version or topic in self.warm or topic in self.hot:",
+        "            if topic in self.warm or topic in self.hot:",
+    ),
+    (
+        "cache: a promotion checks the version it read",
+        "_cache.py",
+        "            if self._version != version:\n                return\n            result = self.warm",
+        "            result = self.warm",
+    ),
+    (
+        "cache: the version moves again after the commit",
+        "_cache.py",
+        "                return commit()\n            finally:\n"
+        "                self._version += 1  # even after",
+        "                self._version += 1\n                return commit()\n            finally:\n"
+        "                pass  #",
     ),
     (
         "cstrie: the bracket of the CAS",
@@ -105,7 +134,7 @@ MUTATIONS: list[tuple[str, ...]] = [
 
 
 def main() -> int:
-    tests = ["tests/test_concurrency.py", "tests/test_cache.py"]
+    tests = ["tests/test_concurrency.py", "tests/test_cache.py", "tests/test_dfa.py"]
     missed = 0
     for name, file, old, new, *more in MUTATIONS:
         path = SRC / file

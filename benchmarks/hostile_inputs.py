@@ -7,17 +7,16 @@ Through the public API only, so that any version of topicmatch runs it. Each cas
 line; tests/test_bounds.py pins the same bounds by counting rather than timing.
 
 1. A write while the result cache is full of long topics: 4,096 distinct 120-word topics, each
-   looked up three times (the cache stores a topic on its second miss, after its first 2,048
-   lookups, which it times without itself) under subscriptions that make them costly to look
-   up, then one subscribe of a pattern with many ``#`` (and of ``#.q``);
-   the same with 16-word topics (the longest the cache keeps now). The cache is kept on (it
-   would switch itself off where caching does not pay); each line says how many topics were
-   cached at the time of the write.
-2. DFA memory: 200 subscriptions ``#.w<i>.#`` and topics of 50 random words, looked up twice
-   each; the growth of traced memory.
+   looked up three times (the cache makes a topic hot at its third lookup, and the next write
+   indexes the hot topics promoted since the last one, up to its budget) under subscriptions
+   that make them costly to look up, then one subscribe of a pattern with many ``#`` (and of
+   ``#.q``); the same with 16-word topics (the longest the cache keeps). Each line says how
+   many topics were cached at the time of the write.
+2. Memory of wide lookups: 200 subscriptions ``#.w<i>.#`` and topics of 50 random words, looked
+   up twice each, and their batch walk through the DFA; the growth of traced memory.
 3. Many patterns on one trie node (MQTT shared subscriptions with distinct groups):
-   ``subscribe_many`` of 4k, 8k and 16k pairs, and single subscribes onto a node that holds
-   16k patterns.
+   ``subscribe_many`` of 4k, 8k and 16k pairs on the trie and the cstrie, and single subscribes
+   onto a node that holds 16k patterns.
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ import sys
 import time
 import tracemalloc
 
-import topicmatch._cache
 from topicmatch import Matcher
 
 HOSTILE = "#.a.#.a.#.a.#.a.#.a.#.a.#.a.#.a.#.a.#.a.#.b"
@@ -38,12 +36,13 @@ def _write_after_filling(words: int) -> None:
     topics = list(dict.fromkeys(".".join(rng.choice("abq") for _ in range(words)) for _ in range(4096)))
     for pattern in (HOSTILE, "#.q"):
         m = Matcher()
-        # Subscriptions that make these topics costly to look up, so that caching them pays and
-        # the cache keeps them (it switches itself off when it does not pay).
+        # Subscriptions that make these topics costly to look up: what a cache is for.
         m.subscribe_many((f"#.{x}.#.{y}.#", 0) for x in "abq" for y in "abq")
-        for topic in topics:
-            for _ in range(3):  # stored on the second miss, then a hit
-                m.lookup(topic)
+        for first in range(0, len(topics), 1024):
+            for _ in range(3):  # recorded, stored, promoted
+                for topic in topics[first : first + 1024]:
+                    m.lookup(topic)
+            m.subscribe("no.such.topic", 2)  # indexes the hot topics promoted since the last write
         cached = m.cache_info["size"]
         start = time.perf_counter()
         m.subscribe(pattern, 1)
@@ -65,16 +64,23 @@ def _dfa_memory(topics: int) -> None:
     start = time.perf_counter()
     for topic in words * 2:
         m.lookup(topic)
+    walk = m.batch_walk()
+    assert walk is not None
+    for topic in words:
+        state = walk.root
+        for word in topic.split("."):
+            (state,) = walk.advance([state], [word])
+        walk.subscribers(state)
     grown = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()
     elapsed = time.perf_counter() - start
-    print(f"DFA memory after {topics:,} 50-word topics x 2: {grown / 1e6:8.1f} MB ({elapsed:.1f} s)")
+    print(f"after {topics:,} 50-word topics x 2 and a batch walk: {grown / 1e6:8.1f} MB ({elapsed:.1f} s)")
 
 
-def _one_node(k: int) -> float:
+def _one_node(k: int, algorithm: str = "trie") -> float:
     best = float("inf")
     for _ in range(3):
-        m = Matcher("trie", "mqtt")
+        m = Matcher(algorithm, "mqtt")
         pairs = [(f"$share/g{i}/sensors/#", i) for i in range(k)]
         start = time.perf_counter()
         m.subscribe_many(pairs)
@@ -84,12 +90,13 @@ def _one_node(k: int) -> float:
 
 def main() -> None:
     print(f"topicmatch from {sys.modules['topicmatch'].__file__}")
-    topicmatch._cache.WINDOW = 10**9  # type: ignore[misc]  # never judge: keep the cache on
     _write_after_filling(120)
     _write_after_filling(16)
     _dfa_memory(int(sys.argv[1]) if len(sys.argv) > 1 else 2_000)
-    for k in (4_000, 8_000, 16_000):
-        print(f"subscribe_many of {k:,} pairs on one node: {_one_node(k) * 1e3:10.1f} ms", flush=True)
+    for algorithm in ("trie", "cstrie"):
+        for k in (4_000, 8_000, 16_000):
+            took = _one_node(k, algorithm) * 1e3
+            print(f"{algorithm} subscribe_many of {k:,} pairs on one node: {took:10.1f} ms", flush=True)
     m = Matcher("trie", "mqtt")
     m.subscribe_many((f"$share/g{i}/sensors/#", i) for i in range(16_000))
     start = time.perf_counter()

@@ -81,7 +81,7 @@ def probe_against_union() -> None:
         found: list[frozenset[Hashable]] = [
             frozenset(range(k * 10_000, k * 10_000 + n // 4)) for k in range(4)
         ]
-        memo = _walk.Unions()
+        memo = _walk.Unions(1 << 25)
         memo.of(found)  # kept when n >= UNION_MIN; a hit from now on
         times = {}
         for name, union in (("union", _walk.union_of), ("memo", memo.of)):
@@ -119,13 +119,13 @@ def _served(matcher: Any, shape: shapes.Shape, w: int) -> float:
     """One more round, untimed, counting the share of the unions of two sets or more that the
     memo served (a hit adds to its ``saved``; a judgement that resets it in the same call is
     counted a miss: one call in 1,024 at most)."""
-    unions: _walk.Unions = matcher._index._unions
+    unions: _walk.Unions = matcher._index._memo
     of, counts = unions.of, [0, 0]
 
     def counted(found: list[frozenset[Hashable]]) -> frozenset[Hashable]:
         before = unions.saved
         result = of(found)
-        if len(found) > 1 and not unions.off:
+        if len(found) > 1 and unions.governor.on:
             counts[0] += 1
             counts[1] += unions.saved > before
         return result

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
-from topicmatch import ALGORITHMS, Matcher, _cache
+from topicmatch import ALGORITHMS, Matcher
 from topicmatch.bench import servers
 from topicmatch.bench.latency._systems import SystemUnavailable, start_server
 
@@ -26,14 +26,6 @@ settings.register_profile(
     "ci", max_examples=200, deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
-
-
-@pytest.fixture(autouse=True)
-def _cache_on_from_the_start(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A new default matcher keeps its result cache off for its first ``MEASURE`` lookups, to time
-    lookups without it; the tests of what the cache serves want it on from the first lookup.
-    tests/test_cache.py tests the measuring itself with the production setting."""
-    monkeypatch.setattr(_cache, "MEASURE", 0)
 
 
 def make_matcher(

@@ -152,6 +152,9 @@ def test_hostile_patterns_cost_a_bounded_number_of_steps(monkeypatch: pytest.Mon
         assert amqp.overlaps(hostile, q_text) is expected
         p, q = amqp.parse_pattern(hostile), amqp.parse_pattern(q_text)
         assert len(steps) <= 2 * (len(p) + 1) * (len(q) + 1) * 3  # words: a, b, one other
-    monkeypatch.setattr(_algebra, "COVERS_BUDGET", 5_000)
+    rules = amqp.topic_rules()
     with pytest.raises(ComplexityError, match="gave up after 5,000 steps"):
-        amqp.covers(hostile, hostile)  # true, but only after every set of positions
+        # true, but only after every set of positions
+        _algebra.covers(amqp.parse_pattern(hostile), amqp.parse_pattern(hostile), rules, budget=5_000)
+    with pytest.raises(ComplexityError, match=f"gave up after {_algebra.COVERS_BUDGET:,} steps"):
+        amqp.covers(hostile, hostile)  # the same through the public method, at the shipped budget

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 import re
+import subprocess
+import sys
 from collections.abc import Callable, Hashable, Iterator
 from enum import Enum
 from typing import Any
@@ -170,13 +172,12 @@ def test_lookup_many_raises_what_lookup_raises(matcher_factory: Callable[..., Ma
     assert m.lookup("a") == {1}
 
 
-def test_topics_is_a_deprecated_name_of_patterns() -> None:
+def test_patterns_are_sorted_once_each() -> None:
     m = Matcher()
     m.subscribe("b.#", 1)
     m.subscribe("a.*", 2)
+    m.subscribe("a.*", 3)
     assert m.patterns() == ["a.*", "b.#"]
-    with pytest.warns(DeprecationWarning, match="renamed patterns"):
-        assert m.topics() == ["a.*", "b.#"]
 
 
 def test_unsubscribe_all_drops_a_client(matcher_factory: Callable[..., Matcher]) -> None:
@@ -362,3 +363,25 @@ def test_a_client_dropped_after_a_failed_write_receives_nothing(
     m.unsubscribe_all("k2")
     assert m.lookup("a") == frozenset()
     assert m.patterns_of("k2") == []
+
+
+def test_a_free_threaded_python_running_without_its_gil_is_refused() -> None:
+    """The lock-free lookups rely on the GIL: a free-threaded CPython that runs without it
+    (``sys._is_gil_enabled()`` false) gets a typed error from the constructor, not wrong
+    answers. Forced in a child process whose ``sys`` says so; 3.11 has no such function, and
+    then (as with the GIL on) the matcher is made."""
+    code = (
+        "import sys\n"
+        "from topicmatch import ConfigurationError, Matcher\n"
+        "Matcher().subscribe('a.*', 1)\n"
+        "sys._is_gil_enabled = lambda: True\n"
+        "Matcher()\n"
+        "sys._is_gil_enabled = lambda: False\n"
+        "try:\n"
+        "    Matcher()\n"
+        "except ConfigurationError as error:\n"
+        "    print(error)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert "rely on the GIL" in run.stdout
+    assert "-X gil=1" in run.stdout

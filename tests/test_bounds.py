@@ -14,8 +14,8 @@ import tracemalloc
 
 import pytest
 
-from topicmatch import ConfigurationError, Matcher, _cache, _walk
-from topicmatch._cache import MAX_TOPIC_WORDS, WALK_STEPS
+from topicmatch import ConfigurationError, Matcher, _cache, _walk, make_dialect
+from topicmatch._cache import INDEX_BUDGET, MAX_TOPIC_WORDS, WALK_STEPS
 from topicmatch._dfa import DFA
 from topicmatch._walk import SMALL, materialize
 from topicmatch.bench import shapes
@@ -23,17 +23,15 @@ from topicmatch.bench import shapes
 HOSTILE = "#.a.#.a.#.a.#.a.#.a.#.a.#.a.#.a.#.a.#.a.#.b"
 
 
-@pytest.fixture(autouse=True)
-def _cache_always_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    # These tests fill the cache with topics that no subscription makes costly to look up, so
-    # that it would rightly switch itself off (tests/test_cache.py tests that): keep it on.
-    monkeypatch.setattr(_cache, "WINDOW", 10**9)
-
-
 def _fill_cache(m: Matcher, topics: list[str]) -> None:
-    for topic in topics:  # a topic is stored on its second miss
-        m.lookup(topic)
-        m.lookup(topic)
+    """Make ``topics`` hot (three lookups each) and indexed (a write that matches none of them
+    indexes at most INDEX_BUDGET topics promoted since the last write: a batch at a time)."""
+    for start in range(0, len(topics), INDEX_BUDGET):
+        batch = topics[start : start + INDEX_BUDGET]
+        for _ in range(3):
+            for topic in batch:
+                m.lookup(topic)
+        m.subscribe("no.such.pattern.at.all", "indexer")
 
 
 def test_a_write_walks_a_bounded_part_of_a_full_cache() -> None:
@@ -59,34 +57,39 @@ def test_a_write_walks_a_bounded_part_of_a_full_cache() -> None:
 
 def test_the_cache_keeps_within_its_byte_bound() -> None:
     """What the result cache keeps, traced, stays under ``max_bytes``: entries, results, the
-    index of its topics, through rotations (the charge is an estimate that errs high)."""
+    index of its hot topics, through generations emptied whole (the charge errs high)."""
     budget = 2 * 1024 * 1024
-    cache = _cache.ResultCache(10**7, max_bytes=budget)  # bounded by bytes alone
+    d = make_dialect("mqtt")
+    cache = _cache.ResultCache(10**7, budget, d.parse_topic)  # bounded by bytes alone
     rng = random.Random(4)
     topics = [f"site{rng.randrange(50)}/dev{i}/t{rng.randrange(9)}" for i in range(60_000)]
     results = [frozenset((i,)) for i in range(len(topics))]  # small and distinct: the index counts
+    index = d.parse_pattern("no/such/topic")
     gc.collect()
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
         peak = most = 0
         for i, topic in enumerate(topics):
-            cache.store(topic, topic.split("/"), results[i], cache._version)
+            cache._store(topic, results[i], cache._version)
+            if i % 2:
+                cache.promote(topic, cache._version)
             if i % 500 == 0:
+                cache.write(index, list)  # indexes the hot topics promoted since
                 peak = max(peak, tracemalloc.get_traced_memory()[0] - before)
                 most = max(most, len(cache))
     finally:
         tracemalloc.stop()
     assert cache.bytes <= budget
-    assert cache.older  # full: both generations hold topics
-    assert most > 2000
-    assert peak <= budget, (peak, cache.bytes)
+    assert most >= 2000  # many topics at once...
+    assert peak > budget // 2  # ...up to near the bound...
+    assert peak <= budget, (peak, cache.bytes)  # ...and no more
 
 
 def test_the_admission_record_keeps_hashes_not_topics() -> None:
     """The record of topics seen once, full at the default size: under 5 MB (4.7 MB documented)
     and not the topics themselves (they are freed once looked up)."""
-    cache = _cache.ResultCache(65536)
+    cache = _cache.ResultCache(65536, 1 << 25, make_dialect("mqtt").parse_topic)
     gc.collect()
     tracemalloc.start()
     try:
@@ -122,6 +125,27 @@ def test_a_literal_write_walks_its_own_path_only() -> None:
     assert m.cache_info["size"] == 1999
 
 
+def test_a_write_indexes_a_bounded_number_of_new_hot_topics() -> None:
+    # Topics promoted since the last write are indexed by the next one, at most INDEX_BUDGET of
+    # them: with more, the write empties hot instead (what it costs stays bounded).
+    m = Matcher()
+    cache = m._cache
+    assert cache is not None
+    for _ in range(3):
+        for i in range(INDEX_BUDGET + 1):
+            m.lookup(f"a.b{i}")
+    assert len(cache.hot) == INDEX_BUDGET + 1
+    assert len(cache._trie) == 0
+    m.subscribe("x", 1)
+    assert not cache.hot
+    assert len(cache._trie) == 0
+    for _ in range(3):
+        for i in range(INDEX_BUDGET):
+            m.lookup(f"a.c{i}")
+    m.subscribe("y", 1)
+    assert len(cache.hot) == len(cache._trie) == INDEX_BUDGET
+
+
 def test_dfa_memory_stays_within_its_byte_bound() -> None:
     # Wide states: patterns '#.w<i>.#' keep a node alive per word seen, and random 50-word topics
     # reach ever new sets of them. Every byte the DFA keeps is charged to its budget.
@@ -134,13 +158,13 @@ def test_dfa_memory_stays_within_its_byte_bound() -> None:
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
-        dfa = DFA(index._root, False, leaves=False, max_bytes=budget)  # type: ignore[attr-defined]
+        dfa = DFA(index._root, False, 0, budget)  # type: ignore[attr-defined]
         for words in topics:  # advance_many learns every transition at once (as the Spark workers do)
             state = dfa.root
             for word in words:
                 (state,) = dfa.advance_many([state], [word])
             dfa.subscribers(state)
-        for words in topics * 2:  # and lookups note and learn what is left
+        for words in topics * 2:
             dfa.match(words)
         grown = tracemalloc.get_traced_memory()[0] - before
     finally:
@@ -150,40 +174,33 @@ def test_dfa_memory_stays_within_its_byte_bound() -> None:
     assert dfa.bytes <= budget + 64 * 1024  # the last charge overshoots by at most one state
 
 
-def test_the_dfa_bound_is_set_through_the_matcher() -> None:
+def test_the_dfa_bound_is_a_quarter_of_cache_bytes() -> None:
     budget = 1024 * 1024
     rng = random.Random(4)
     topics = [".".join(f"w{rng.randrange(400)}" for _ in range(50)) for _ in range(300)]
-
-    def growth(dfa: bool) -> tuple[int, Matcher]:
-        m = Matcher(cache_size=0, dfa_bytes=budget)
-        m._index._use_dfa = dfa  # type: ignore[attr-defined]
-        m.subscribe_many((f"#.w{i}.#", i) for i in range(200))
-        tracemalloc.start()
-        try:
-            before = tracemalloc.get_traced_memory()[0]
-            for _ in range(40):  # the matcher makes its DFA after 64 lookups, then it learns
-                for topic in topics:
-                    m.lookup(topic)
-            return tracemalloc.get_traced_memory()[0] - before, m
-        finally:
-            tracemalloc.stop()
-
-    without, _ = growth(dfa=False)  # what the lookups leave behind anyway (interpreter caches)
-    grown, m = growth(dfa=True)
+    m = Matcher(cache_size=0, cache_bytes=4 * budget)
+    m.subscribe_many((f"#.w{i}.#", i) for i in range(200))
+    walk = m.batch_walk()
+    assert walk is not None
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for topic in topics:
+            state = walk.root
+            for word in topic.split("."):
+                (state,) = walk.advance([state], [word])
+            walk.subscribers(state)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
     dfa = m._index._dfa  # type: ignore[attr-defined]
     assert dfa is not None
     assert dfa.max_bytes == budget
     assert dfa.bytes >= budget  # the workload fills the budget...
-    # ...and the DFA keeps about that: its charge is an estimate (sys.getsizeof of what it
-    # makes, 64 B per dict entry), which lookups' noted words and dict growth exceed by up to a
-    # quarter here; Matcher documents 1.5x.
-    assert grown - without <= 1.5 * budget
+    assert grown <= 1.1 * budget  # ...and what the DFA keeps stays within it (its charge errs high)
     for bad in (-1, 1.5, "1"):
-        with pytest.raises(ConfigurationError, match="dfa_bytes"):
-            Matcher(dfa_bytes=bad)  # type: ignore[arg-type]
-    with pytest.raises(ConfigurationError, match="dfa_bytes"):
-        Matcher("trie", dfa_bytes=budget)
+        with pytest.raises(ConfigurationError, match="cache_bytes"):
+            Matcher(cache_bytes=bad)  # type: ignore[arg-type]
 
 
 def test_equal_words_share_one_string_in_the_trie() -> None:
@@ -236,12 +253,14 @@ def test_the_trie_takes_a_bounded_number_of_bytes_per_subscription() -> None:
     assert grown / 10_000 < 1_100, grown / 10_000
 
 
-def test_subscribe_many_on_one_node_is_linear() -> None:
+@pytest.mark.parametrize("algorithm", ["trie", "cstrie"])
+def test_subscribe_many_on_one_node_is_linear(algorithm: str) -> None:
     # MQTT shared subscriptions with distinct groups all end on one node ('sensors/#'). Linear
     # building makes 4x the pairs cost about 4x (memory effects add a little); rebuilding the
-    # node's union per pattern made it 16x. The best of five interleaved pairs of builds.
+    # node's union per pattern made it 16x (the cstrie's did, pattern by pattern, before it
+    # grouped a bulk call's patterns by node). The best of five interleaved pairs of builds.
     def build(k: int) -> float:
-        m = Matcher("trie", "mqtt")
+        m = Matcher(algorithm, "mqtt")
         pairs = [(f"$share/g{i}/sensors/#", i) for i in range(k)]
         gc.collect()
         start = time.perf_counter()
@@ -269,30 +288,35 @@ def test_a_subscribe_on_a_big_node_does_not_rebuild_its_union() -> None:
     assert node.counts is None
 
 
+def _nodes_of_generation(root: _walk.Node, gen: object) -> list[_walk.Node]:
+    """Every node below ``root`` (itself included) that generation ``gen`` made: a write's copies."""
+    out, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        if node.gen is gen:
+            out.append(node)
+        stack.extend(node.values())
+        stack.extend(child for child in (node.star, node.hash) if child is not None)
+    return out
+
+
 @pytest.mark.parametrize("algorithm", ["default", "trie"])
-def test_a_snapshot_copies_nothing_and_a_write_after_it_copies_its_path_once(
-    algorithm: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    copies: list[int] = []
-    real_copy = _walk.Node.copy_for
-
-    def counted(node: _walk.Node, gen: object) -> _walk.Node:
-        copies.append(len(node))
-        return real_copy(node, gen)
-
+def test_a_snapshot_copies_nothing_and_a_write_after_it_copies_its_path_once(algorithm: str) -> None:
     m = Matcher(algorithm)
     m.subscribe_many((f"s.{i}.*.x", i) for i in range(20_000))
-    monkeypatch.setattr(_walk.Node, "copy_for", counted)
+    index = m._index
     snap = m.snapshot()
-    assert snap._index._root is m._index._root  # type: ignore[attr-defined]  # shared, not copied
-    assert copies == []
+    assert snap._index._root is index._root  # type: ignore[attr-defined]  # shared, not copied
+    gen = index._gen  # type: ignore[attr-defined]  # the generation writes make from now on
+    assert _nodes_of_generation(index._root, gen) == []  # type: ignore[attr-defined]
     # The first write copies the nodes on its path (root, s, 7, *, x: its words + 1) with
     # their dicts of literal children; the next writes on that path copy nothing.
     m.subscribe("s.7.*.x", "new")
-    assert copies == [1, 20_000, 0, 1, 0]
+    copies = _nodes_of_generation(index._root, gen)  # type: ignore[attr-defined]
+    assert sorted(len(node) for node in copies) == [0, 0, 1, 1, 20_000]
     m.subscribe("s.7.*.x", "newer")
     m.unsubscribe("s.7.*.x", "new")
-    assert len(copies) == 5
+    assert len(_nodes_of_generation(index._root, gen)) == 5  # type: ignore[attr-defined]
     assert snap.lookup("s.7.a.x") == {7}
     assert m.lookup("s.7.a.x") == {7, "newer"}
     assert len(snap) == 20_000

@@ -1,4 +1,5 @@
-"""The result cache: hits, exact invalidation on every write, bounded size."""
+"""The result cache: three sightings to a hit, exact invalidation on every write, admission that
+stops where it does not pay and comes back, hot topics that outlive a burst."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from topicmatch import DIALECTS, Matcher, _cache, make_dialect
-from topicmatch._cache import ResultCache
+from topicmatch import DIALECTS, InvalidTopicError, Matcher, make_dialect
+from topicmatch._cache import ADMIT_BACKOFF, ADMIT_WINDOW, INDEX_BUDGET, ResultCache
 from topicmatch._words import pattern_matches
 
 from .reference import MATCHES
@@ -29,45 +30,75 @@ PATTERNS = {
 }
 
 
+def _cache(m: Matcher) -> ResultCache:
+    cache = m._cache
+    assert cache is not None
+    return cache
+
+
+def _make_hot(m: Matcher, topics: list[str]) -> None:
+    """Three lookups of each topic: recorded, stored in warm, promoted into hot."""
+    for _ in range(3):
+        for topic in topics:
+            m.lookup(topic)
+
+
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_cache_never_serves_a_stale_result(dialect: str) -> None:
     cached = Matcher(dialect=dialect, cache_size=4)  # smaller than the topics: evictions too
     plain = Matcher("naive", dialect)
     rng = random.Random(1)
     pairs: set[tuple[str, int]] = set()
-    for _ in range(400):
+    for i in range(600):
         pattern, subscriber = rng.choice(PATTERNS[dialect]), rng.randrange(3)
-        if rng.random() < 0.5:
-            cached.subscribe(pattern, subscriber)
-            plain.subscribe(pattern, subscriber)
-            pairs.add((pattern, subscriber))
-        else:
-            cached.unsubscribe(pattern, subscriber)
-            plain.unsubscribe(pattern, subscriber)
-            pairs.discard((pattern, subscriber))
+        if i % 3 == 0:  # lookups between writes too: topics reach hot, and writes find them there
+            if rng.random() < 0.5:
+                cached.subscribe(pattern, subscriber)
+                plain.subscribe(pattern, subscriber)
+                pairs.add((pattern, subscriber))
+            else:
+                cached.unsubscribe(pattern, subscriber)
+                plain.unsubscribe(pattern, subscriber)
+                pairs.discard((pattern, subscriber))
         for topic in rng.sample(TOPICS[dialect], 3):
             expected = {s for p, s in pairs if MATCHES[dialect](p, topic)}
             assert cached.lookup(topic) == plain.lookup(topic) == expected, (pattern, topic)
         assert cached.cache_info["size"] <= 4
+    assert _cache(cached).promotions or _cache(cached).hot  # the cache did serve
 
 
-def test_invalidation_is_selective() -> None:
+def test_a_topic_is_stored_at_its_second_lookup_and_hot_from_its_third() -> None:
+    m = Matcher()
+    m.subscribe("a.*", 1)
+    cache = _cache(m)
+    assert m.lookup("a.b") == {1}
+    assert not cache.hot
+    assert not cache.warm
+    assert m.lookup("a.b") == {1}
+    assert cache.warm == {"a.b": {1}}
+    assert m.lookup("a.b") == {1}
+    assert cache.hot == {"a.b": {1}}
+    assert not cache.warm
+    assert m.lookup("a.b") == {1}  # a hit: one dict access
+    assert m.cache_info["size"] == 1
+
+
+def test_invalidation_drops_the_hot_topics_a_write_matches_and_all_of_warm() -> None:
     m = Matcher(cache_size=100)
     m.subscribe("a.*", 1)
-    for topic in ("a.b", "a.c", "b.b"):
-        m.lookup(topic)
-    assert m.cache_info["size"] == 0  # a first miss is only remembered (admission)
-    for topic in ("a.b", "a.c", "b.b"):
-        m.lookup(topic)
-    assert m.cache_info["size"] == 3
-    m.subscribe("*.b", 2)  # affects a.b and b.b only
-    assert set(m._cache.entries) == {"a.c"}  # type: ignore[union-attr]
-    m.lookup("a.c")
-    m.lookup("a.c")
-    assert "a.c" in m._cache.entries  # type: ignore[union-attr]
+    _make_hot(m, ["a.b", "a.c", "b.b"])
+    cache = _cache(m)
+    m.lookup("a.d")
+    m.lookup("a.d")
+    assert set(cache.hot) == {"a.b", "a.c", "b.b"}
+    assert set(cache.warm) == {"a.d"}
+    m.subscribe("*.b", 2)  # matches a.b and b.b only
+    assert set(cache.hot) == {"a.c"}
+    assert not cache.warm  # not indexed: every write empties it
     m.subscribe("a.c", 3)  # a literal pattern: exactly one entry goes
-    assert "a.c" not in m._cache.entries  # type: ignore[union-attr]
+    assert not cache.hot
     assert m.lookup("a.c") == {1, 3}
+    assert m.lookup("b.b") == {2}
 
 
 def test_lookup_many_with_and_without_cache() -> None:
@@ -76,199 +107,242 @@ def test_lookup_many_with_and_without_cache() -> None:
         m.subscribe("a.*", 1)
         m.subscribe("#", 2)
         topics = ["a.b", "c", "a.b", "a"]
-        assert m.lookup_many(topics) == [{1, 2}, {2}, {1, 2}, {2}]
+        for _ in range(4):  # through the cache's three stages, then from it
+            assert m.lookup_many(topics) == [{1, 2}, {2}, {1, 2}, {2}]
         assert m.lookup_many(iter(topics)) == [m.lookup(t) for t in topics]
 
 
 @given(st.data())
 def test_invalidation_finds_exactly_the_matching_topics(data: st.DataObject) -> None:
-    """The cache's topic-trie walk agrees with the one-pattern matcher, for every dialect."""
+    """The cache's walk of its index agrees with the one-pattern matcher, in every dialect, for
+    hot topics indexed by an earlier write and for topics promoted since."""
     dialect = data.draw(st.sampled_from(DIALECTS))
     d = make_dialect(dialect)
     topics = data.draw(st.lists(TOPIC_STRATEGIES[dialect](), max_size=20, unique=True))
     pattern = data.draw(PATTERN_STRATEGIES[dialect]())
     tokens = d.parse_pattern(pattern)
-    cache = ResultCache(1000, d.dollar_rule)
+    cache = ResultCache(1000, 1 << 30, d.parse_topic, d.dollar_rule)
     cache.walk_budget = 10**6  # exactness here; the budget has its own test
-    words_of = {}
     half = len(topics) // 2
     for i, topic in enumerate(topics):
-        if i == half:
-            cache._rotate()  # the first half into the older generation
-        words = d.parse_topic(topic)
-        cache.store(topic, words, frozenset(), cache._version)
-        words_of[topic] = words
-    for topic in topics[: half // 2]:
-        cache.promote(topic, cache._version)  # back into the current one
+        if i == half:  # the first half indexed by a write of a pattern that matches none of them
+            cache.write(d.parse_pattern("no.such.topic" if dialect != "mqtt" else "no/such/topic"), list)
+        cache._store(topic, frozenset(), cache._version)
+        cache.promote(topic, cache._version)
+    words_of = {t: d.parse_topic(t) for t in topics}
     expected = {t for t, w in words_of.items() if w is not None and pattern_matches(tokens, w, d.dollar_rule)}
-    found = cache._matching(tokens)
-    assert found is not None
-    assert set(found) == expected
-    assert set(cache.entries) | set(cache.older) == set(topics)
-    before = len(cache)
+    expected &= set(cache.hot)  # the write above may have matched a few of the first half
+    survivors = set(cache.hot) - expected
     cache.write(tokens, lambda: None)
-    assert len(cache) == before - len(expected)
-    assert not expected & (set(cache.entries) | set(cache.older))
-    assert len(cache._trie) == sum(w is not None for t, w in words_of.items() if t not in expected)
+    assert set(cache.hot) == survivors
+    assert len(cache._trie) == sum(words_of[t] is not None for t in survivors)
 
 
-def test_a_lookup_that_read_the_version_during_a_commit_cannot_store() -> None:
+def test_a_lookup_that_read_the_version_during_a_commit_cannot_store_or_promote() -> None:
     """A miss that read the version while a write was committing may hold the old result.
 
     This is the interleaving that once slipped through (the version moved before the commit
     only): a lookup reads the version mid-commit, matches the old index, and stores after
-    the writer releases the lock. Its store must be refused.
+    the writer releases the lock. Its store, and a promotion read the same way, must be refused.
     """
-    cache = ResultCache(16)
+    d = make_dialect("amqp")
+    cache = ResultCache(16, 1 << 20, d.parse_topic)
     read_during_commit: list[int] = []
 
     def commit() -> bool:
         read_during_commit.append(cache._version)  # what a concurrent lookup reads here
         return True
 
-    assert cache.write(make_dialect("amqp").parse_pattern("a.b"), commit)
-    cache.store("a.b", ["a", "b"], frozenset({"stale"}), read_during_commit[0])
-    assert "a.b" not in cache.entries
-    cache.store("a.b", ["a", "b"], frozenset({"fresh"}), cache._version)
-    assert cache.entries["a.b"] == {"fresh"}
+    assert cache.write(d.parse_pattern("a.b"), commit)
+    cache._store("a.b", frozenset({"stale"}), read_during_commit[0])
+    assert "a.b" not in cache.warm
+    cache._store("a.b", frozenset({"fresh"}), cache._version)
+    assert cache.warm["a.b"] == {"fresh"}
+    assert cache.write(d.parse_pattern("x"), commit)  # empties warm
+    cache._store("a.b", frozenset({"fresh"}), cache._version)
+    cache.promote("a.b", read_during_commit[1])
+    assert "a.b" not in cache.hot
+    cache.promote("a.b", cache._version)
+    assert cache.hot["a.b"] == {"fresh"}
 
 
 def test_a_failed_commit_still_moves_the_version() -> None:
-    cache = ResultCache(16)
+    d = make_dialect("amqp")
+    cache = ResultCache(16, 1 << 20, d.parse_topic)
     before = cache._version
 
     def commit() -> bool:
         raise RuntimeError("index refused")
 
     with pytest.raises(RuntimeError):
-        cache.write(make_dialect("amqp").parse_pattern("a.b"), commit)
+        cache.write(d.parse_pattern("a.b"), commit)
     assert cache._version > before
 
 
-def test_the_cache_switches_off_while_it_does_not_pay_and_on_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_cache, "WINDOW", 64)
-    monkeypatch.setattr(_cache, "FIRST_BACKOFF", 100)
-    m = Matcher(cache_size=1000)
-    reference = Matcher("naive")
-    for matcher in (m, reference):
-        matcher.subscribe("a.*", 1)
-        matcher.subscribe("#.z", 2)
-    topics = [f"a.t{i}" for i in range(400)]
-    for topic in topics[:32]:  # each topic twice: no hit at all; the first window only fills
-        assert m.lookup(topic) == m.lookup(topic) == reference.lookup(topic)  # stored on the 2nd miss
-    assert m.cache_info["size"] == 32
-    for topic in topics[32:63]:
-        assert m.lookup(topic) == m.lookup(topic) == reference.lookup(topic)
-    assert m.cache_info["size"] == 63
-    m.lookup("a.last")
-    m.lookup("a.last")  # the window's 64th miss: nothing saved, the cache goes off
-    assert m.cache_info["size"] == 0
-    for topic in topics[100:140]:  # off for 100 lookups: nothing is stored, answers stay exact
-        assert m.lookup(topic) == m.lookup(topic) == reference.lookup(topic)
-    assert m.cache_info["size"] == 0
-    for matcher in (m, reference):  # a write while off: nothing cached can go stale
-        matcher.subscribe("a.t300", 3)
-    for topic in topics[140:160]:  # the last 20 lookups of the 100
-        m.lookup(topic)
-    for _ in range(3):  # on again: stored and served from the cache
-        assert m.lookup("a.t300") == reference.lookup("a.t300") == {1, 3}
-    assert "a.t300" in m._cache.entries  # type: ignore[union-attr]
-    for matcher in (m, reference):
-        matcher.subscribe("*.t300", 4)
-    assert m.lookup("a.t300") == reference.lookup("a.t300") == {1, 3, 4}
-
-
-def test_a_cache_that_hits_stays_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_cache, "WINDOW", 64)
-    m = Matcher(cache_size=1000)
-    m.subscribe_many((f"#.w{i}.#", i) for i in range(50))  # lookups that cost something
-    topics = [".".join(f"w{(i * 7 + k) % 60}" for k in range(8)) for i in range(100)]
-    for _ in range(20):  # 100 topics over and over: misses at first, hits after
-        for topic in topics:
-            m.lookup(topic)
-    assert m.cache_info["size"] == len(set(topics))
-
-
-def test_a_store_is_charged_its_own_time_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The cache weighs what its hits save against its upkeep: a store paused by the cyclic
-    # collector, or the rotation of a whole generation, charged to one window, switched a cache
-    # off where it doubled the lookup rate.
-    c = ResultCache(4)
-    ticks = iter([0, 10**9])  # a store that took a second
-    monkeypatch.setattr(_cache, "_clock", lambda: next(ticks))
-    c.store("a.b", ["a", "b"], frozenset({1}), c._version)
-    assert c.spent_ns == _cache.STORE_NS
-    ticks = iter([0, 300])
-    c.store("a.c", ["a", "c"], frozenset({1}), c._version)
-    assert len(c.entries) == 2
-    assert c.spent_ns == _cache.STORE_NS + 300
-    # The next store rotates the generations (2 = max_size // 2): the rotation is not charged.
-    ticks = iter([1_000, 1_100, 10**9, 10**9 + 250])
-    c.spent_ns = 0
-    c.store("a.d", ["a", "d"], frozenset({1}), c._version)
-    assert set(c.older) == {"a.b", "a.c"}
-    assert set(c.entries) == {"a.d"}
-    assert c.spent_ns == 100 + 250
-
-
-def test_a_new_cache_first_times_lookups_without_itself(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_cache, "MEASURE", 64)  # conftest sets 0; the production setting is larger
-    m = Matcher(cache_size=1000)
+def test_admission_stops_on_topics_seen_once_and_comes_back_after_its_backoff() -> None:
+    m = Matcher()
     m.subscribe("a.*", 1)
-    for _ in range(21):  # 63 lookups of 3 topics: off, nothing stored
-        for topic in ("a.x", "a.y", "a.z"):
-            assert m.lookup(topic) == {1}
-    assert m.cache_info["size"] == 0
-    for _ in range(3):  # the 64th lookup ends the measuring; a.x misses again and is stored
-        assert m.lookup("a.x") == {1}
-    assert "a.x" in m._cache.entries  # type: ignore[union-attr]
+    cache = _cache(m)
+    topics = (f"a.t{i}" for i in range(10**6))
+    for _ in range(ADMIT_WINDOW):  # nothing repeats: nothing stored, so the stores did not pay
+        assert m.lookup(next(topics)) == {1}
+    assert not cache.admission.on
+    recorded = len(cache.seen)
+    assert recorded == ADMIT_WINDOW
+    for _ in range(ADMIT_BACKOFF - 1):  # off: a lookup records nothing
+        m.lookup(next(topics))
+    assert len(cache.seen) == recorded
+    assert not cache.admission.on
+    m.lookup(next(topics))  # the wait is over
+    assert cache.admission.on
+    m.lookup("a.again")
+    m.lookup("a.again")
+    assert "a.again" in cache.warm
 
 
-@pytest.mark.parametrize("repeating", ["cheap", "dear"])
-def test_the_cache_values_its_hits_at_what_lookups_cost_without_it(
-    monkeypatch: pytest.MonkeyPatch, repeating: str
-) -> None:
-    # Half the lookups go to 10 topics over and over (they hit), half to topics never seen
-    # before; a write's invalidation costs the cache 5 us every 10 lookups. When the repeating
-    # topics are the cheap ones (200 ns, against 10 us), the hits save less than that upkeep
-    # and the cache must go off; when they are the dear ones, it must stay on. Valuing a hit at
-    # the mean *miss* (10 us in the first case) kept the cache on in both.
-    monkeypatch.setattr(_cache, "WINDOW", 64)
-    monkeypatch.setattr(_cache, "MEASURE", 64)
-    now = [0]
-    monkeypatch.setattr(_cache, "_clock", lambda: now[0])
-    cost = {"cheap": 200, "dear": 10_000}
-
-    def parse(topic: str) -> list[str]:
-        return topic.split(".")
-
-    def match(words: list[str]) -> frozenset[int]:
-        now[0] += cost[words[0]]
-        return frozenset()
-
-    cache = ResultCache(1000)
-    lookup, _ = _cache.cached_lookups(cache, parse, match, lambda t: match(parse(t)))
-    once = "dear" if repeating == "cheap" else "cheap"
-    rng = random.Random(7)
-    for i in range(3000):
-        lookup(f"{repeating}.{i % 10}" if rng.random() < 0.5 else f"{once}.{i}")
-        if i % 10 == 0:
-            cache.spent_ns += 5_000
-    assert bool(cache.entries) == (repeating == "dear")
+def test_admission_stops_on_topics_seen_twice() -> None:
+    # Each topic twice: every second lookup stores, and nothing is ever looked up a third time.
+    # The first window's stores are given the next window to come back; they do not.
+    m = Matcher()
+    m.subscribe("a.*", 1)
+    cache = _cache(m)
+    for i in range(ADMIT_WINDOW // 2):
+        m.lookup(f"a.t{i}")
+        m.lookup(f"a.t{i}")
+    assert cache.admission.on
+    for i in range(ADMIT_WINDOW // 2, ADMIT_WINDOW):
+        m.lookup(f"a.t{i}")
+        m.lookup(f"a.t{i}")
+    assert not cache.admission.on
+    assert not cache.hot
 
 
-def test_a_store_creates_nothing_the_collector_tracks() -> None:
-    """Stores and rotations keep the cache invisible to CPython's cyclic collector: its index
-    holds only dicts of strings and integers (topicmatch._topic_trie). A node object per word,
-    as before, made eight tracked objects per store and full collections a quarter of the
-    time on the unmatched row of the workload matrix."""
-    cache = ResultCache(4096)
-    result = frozenset({"x"})
-    topics = [f"site{i % 7}/dev{i}/temp" for i in range(3000)]
+def test_admission_stays_on_while_its_stores_come_back() -> None:
+    # New topics keep arriving, each looked up three times close together: every window has
+    # stores, and promotions of what it stored.
+    m = Matcher()
+    m.subscribe_many([("a.*", 1), ("#.z", 2)])
+    cache = _cache(m)
+    for block in range(3 * ADMIT_WINDOW // 100):
+        topics = [f"a.b{block}t{i}" for i in range(50)]
+        for _ in range(3):
+            for topic in topics:
+                assert m.lookup(topic) == {1}
+        for i in range(50):  # and as many seen once
+            m.lookup(f"a.once{block}.{i}")
+        assert cache.admission.on, block
+    assert cache.admission.backoff == ADMIT_BACKOFF  # no window failed
+
+
+def test_hot_topics_are_served_through_a_burst_of_new_ones() -> None:
+    # A broker's mix: hot subjects, a burst of subjects never seen (several windows: admission
+    # goes off), the hot ones again. The burst stores nothing, so the hot topics are still in
+    # the cache, and served from it at once after the burst.
+    m = Matcher(dialect="nats")
+    m.subscribe_many([("svc.*.req", 1), ("svc.>", 2)])
+    cache = _cache(m)
+    hot = [f"svc.h{i}.req" for i in range(1000)]
+    _make_hot(m, hot)
+    assert set(cache.hot) == set(hot)
+    for i in range(4 * ADMIT_WINDOW):
+        assert m.lookup(f"svc.new{i}.req") == {1, 2}
+    assert not cache.admission.on
+    assert set(cache.hot) == set(hot)
+    walked = cache.admission.left
+    for topic in hot:
+        assert m.lookup(topic) == {1, 2}
+    assert cache.admission.left == walked  # no miss: every one was a hit
+
+
+def test_a_burst_of_topics_seen_twice_leaves_hot_alone() -> None:
+    m = Matcher(cache_size=512)  # warm holds 256: the burst fills and empties it
+    m.subscribe("a.*", 1)
+    cache = _cache(m)
+    hot = [f"a.h{i}" for i in range(100)]
+    _make_hot(m, hot)
+    for i in range(1000):
+        m.lookup(f"a.twice{i}")
+        m.lookup(f"a.twice{i}")
+    assert set(cache.hot) == set(hot)
+    assert len(cache.warm) <= 256
+
+
+def test_a_full_hot_generation_becomes_warm_and_a_full_warm_one_goes() -> None:
+    m = Matcher(cache_size=8)  # 4 hot, 4 warm
+    m.subscribe("a.*", 1)
+    cache = _cache(m)
+    first = [f"a.{i}" for i in range(4)]
+    _make_hot(m, first)
+    assert set(cache.hot) == set(first)
+    _make_hot(m, ["a.next"])  # its promotion finds hot full: hot becomes warm
+    assert set(cache.hot) == {"a.next"}
+    assert set(cache.warm) == set(first)
+    assert m.lookup("a.0") == {1}  # still hot: back by one promotion
+    assert set(cache.hot) == {"a.next", "a.0"}
+    for i in range(4):
+        m.lookup(f"a.w{i}")
+        m.lookup(f"a.w{i}")  # stored; a.w0 fills warm, and a.w1 finds it full: it starts over
+    assert set(cache.warm) == {"a.w1", "a.w2", "a.w3"}
+
+
+def test_a_write_indexes_the_topics_promoted_since_the_last_write_within_a_budget() -> None:
+    m = Matcher(dialect="mqtt")
+    m.subscribe("a/+", 1)
+    cache = _cache(m)
+    _make_hot(m, [f"a/{i}" for i in range(10)])
+    assert len(cache._trie) == 0  # promotion indexes nothing: traffic without writes pays nothing
+    m.subscribe("a/3", 2)
+    assert len(cache._trie) == 9
+    assert "a/3" not in cache.hot
+    _make_hot(m, [f"b/{i}" for i in range(INDEX_BUDGET + 1)])
+    assert len(cache.hot) == 9 + INDEX_BUDGET + 1
+    m.subscribe("c/d", 3)  # more than the budget to index: hot is emptied instead
+    assert not cache.hot
+    assert len(cache._trie) == 0
+    assert m.lookup("a/5") == {1}
+
+
+def test_results_shared_by_many_topics_are_charged_once() -> None:
+    # A fan-out: every topic's result is the one set of one node (1 MB). Charged once per
+    # generation (the warm one keeps its charge until it is emptied), a thousand topics fit.
+    m = Matcher(dialect="mqtt", cache_bytes=16 * 1024 * 1024)  # the result cache gets half
+    m.subscribe_many(("fleet/+/status", i) for i in range(20_000))
+    topics = [f"fleet/v{i}/status" for i in range(1000)]
+    _make_hot(m, topics)
+    cache = _cache(m)
+    assert set(cache.hot) == set(topics)
+    assert cache.bytes < 3 * 1024 * 1024
+
+
+def test_stores_promotions_and_indexing_create_nothing_the_collector_tracks() -> None:
+    """The cache stays invisible to CPython's cyclic collector: its index holds only dicts of
+    strings and integers (topicmatch._topic_trie), and its bookkeeping dicts ints. A node
+    object per word, as before, made eight tracked objects per store and full collections a
+    quarter of the time on the unmatched row of the workload matrix."""
+    m = Matcher(dialect="mqtt")
+    m.subscribe("site0/+/temp", 1)
+    topics = [f"site{i % 7}/dev{i}/temp" for i in range(1000)]
+    for topic in topics:
+        m.lookup(topic)
     gc.collect()
     before = len(gc.get_objects())
-    for topic in topics:
-        cache.store(topic, topic.split("/"), result, cache._version)  # rotates at 2048
+    for _ in range(2):  # stored, then promoted
+        for topic in topics:
+            m.lookup(topic)
+    m.subscribe("other/x", 2)  # indexes the thousand
     grown = len(gc.get_objects()) - before
-    assert len(cache) == len(cache._trie) == 3000
-    assert grown < 10, grown  # the index's three lists and such, not one per topic
+    cache = _cache(m)
+    assert len(cache.hot) == len(cache._trie) == 1000
+    assert grown < 10, grown  # the index's lists and such, not one per topic
+
+
+@pytest.mark.parametrize("stage", ["empty", "warm", "hot"])
+def test_an_unhashable_topic_gets_the_typed_error_whatever_the_cache_holds(stage: str) -> None:
+    # Each generation is probed only when it holds something: the dialect's error must come
+    # whichever probe meets the unhashable topic first, or none.
+    m = Matcher()
+    m.subscribe("a.*", 1)
+    for _ in range({"empty": 0, "warm": 2, "hot": 3}[stage]):
+        m.lookup("a.b")
+    with pytest.raises(InvalidTopicError, match="must be a str"):
+        m.lookup(["a", "b"])  # type: ignore[arg-type]

@@ -6,8 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from topicmatch import ALGORITHMS, DIALECTS, Matcher, MatcherSnapshot, _walk
-from topicmatch._trie import DFASettings
+from topicmatch import ALGORITHMS, DIALECTS, BatchWalk, Matcher, MatcherSnapshot, make_dialect
 
 from .conftest import make_matcher
 from .reference import MATCHES
@@ -17,6 +16,17 @@ from .strategies import PATTERNS, TOPICS
 def _expected(dialect: str, pairs: set[tuple[str, int]], topic: str) -> set[int]:
     matches = MATCHES[dialect]
     return {s for p, s in pairs if matches(p, topic)}
+
+
+def _walked(walk: BatchWalk, dialect: str, topic: str) -> set[object]:
+    """The subscribers of ``topic`` by a batch walk of the default's DFA, one word at a time."""
+    words = make_dialect(dialect).parse_topic(topic)
+    if words is None:
+        return set()
+    state = walk.root
+    for word in words:
+        (state,) = walk.advance([state], [word])
+    return set(walk.subscribers(state))
 
 
 def _check_dialect(dialect: str, data: st.DataObject) -> None:
@@ -30,20 +40,22 @@ def _check_dialect(dialect: str, data: st.DataObject) -> None:
     # The first pairs one by one, the rest in one subscribe_many (onto what the first built).
     first = data.draw(st.integers(0, len(subs)), label="subscribed one by one")
     pairs = set(subs) - set(removed)
-    # The default once more without its result cache and with a DFA that every version gets
-    # at its first lookup and that learns every transition at once: the DFA on every lookup.
-    for algorithm, options in [*((a, {}) for a in ALGORITHMS), ("default", {"cache_size": 0})]:
-        m = make_matcher(algorithm, dialect, topics, **options)
-        if options:
-            m._index.dfa_settings = DFASettings(quiet_lookups=0, learn_after=1)  # type: ignore[attr-defined]
+    for algorithm in ALGORITHMS:
+        m = make_matcher(algorithm, dialect, topics)
         for pattern, subscriber in subs[:first]:
             m.subscribe(pattern, subscriber)
         assert m.subscribe_many(subs[first:]) == len(set(subs[first:]) - set(subs[:first])), algorithm
         for pattern, subscriber in removed:
             m.unsubscribe(pattern, subscriber)
         assert len(m) == len(pairs), algorithm
+        walk = m.batch_walk()
+        assert (walk is None) is (algorithm != "default"), algorithm
         for topic in topics:
-            assert m.lookup(topic) == _expected(dialect, pairs, topic), (algorithm, topic)
+            expected = _expected(dialect, pairs, topic)
+            for _ in range(3):  # the default's result cache holds a topic from its third lookup
+                assert m.lookup(topic) == expected, (algorithm, topic)
+            if walk is not None:
+                assert _walked(walk, dialect, topic) == expected, (algorithm, "batch walk", topic)
         assert m.lookup_many(topics) == [m.lookup(t) for t in topics], algorithm
         expected_subs: dict[str, set[int]] = {}
         for p, s in pairs:
@@ -86,6 +98,7 @@ class _SubscriptionMachine(RuleBasedStateMachine):
     against a model."""
 
     dialect = "amqp"
+    small: int | None = None  # the trie's ``small``, if not its own
 
     def __init__(self) -> None:
         super().__init__()
@@ -100,8 +113,10 @@ class _SubscriptionMachine(RuleBasedStateMachine):
         self.space = sorted(set(_SPACE[self.dialect]))
         for algorithm in ALGORITHMS:
             self.matchers[algorithm] = make_matcher(algorithm, self.dialect, self.space)
-        eager = self.matchers["default, eager DFA"] = Matcher(dialect=self.dialect, cache_size=0)
-        eager._index.dfa_settings = DFASettings(quiet_lookups=0, learn_after=1)  # type: ignore[attr-defined]
+        if self.small is not None:  # every node with more pairs is big (its union made by readers)
+            for m in self.matchers.values():
+                if m.algorithm in ("trie", "default"):
+                    m._index.small = self.small  # type: ignore[attr-defined]
 
     @rule(data=st.data(), subscriber=st.integers(0, 3))
     def subscribe(self, data: st.DataObject, subscriber: int) -> None:
@@ -158,6 +173,9 @@ class _SubscriptionMachine(RuleBasedStateMachine):
         expected = _expected(self.dialect, self.pairs, topic)
         for algorithm, m in self.matchers.items():
             assert m.lookup(topic) == expected, (algorithm, topic)
+            walk = m.batch_walk()
+            if walk is not None:
+                assert _walked(walk, self.dialect, topic) == expected, (algorithm, "batch walk", topic)
 
     @rule()
     def snapshot(self) -> None:
@@ -213,14 +231,7 @@ class BigNodesMachine(_SubscriptionMachine):
     """Every node with two pairs or more is *big* (its union made lazily by the readers)."""
 
     dialect = "mqtt"
-
-    def __init__(self) -> None:
-        self._small = _walk.SMALL
-        _walk.SMALL = 1  # type: ignore[misc]
-        super().__init__()
-
-    def teardown(self) -> None:
-        _walk.SMALL = self._small  # type: ignore[misc]
+    small = 1
 
 
 TestAmqpStateful = AmqpMachine.TestCase

@@ -1,20 +1,27 @@
-"""The default's memo of unions (``_walk.Unions``): exact through writes, bounded, switching
-itself off where it does not pay, and no work for the cyclic collector."""
+"""The default's memo of unions (``_walk.Unions``): exact through writes, bounded, asked only
+for unions that may be big, switching itself off where it does not pay, and no work for the
+cyclic collector."""
 
 from __future__ import annotations
 
 import gc
 import threading
 import tracemalloc
-from dataclasses import replace
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from topicmatch import DIALECTS, ConfigurationError, Matcher, MatcherSnapshot, _walk
+from topicmatch import (
+    DEFAULT_CACHE_BYTES,
+    DIALECTS,
+    ConfigurationError,
+    Matcher,
+    MatcherSnapshot,
+    make_dialect,
+)
 from topicmatch._trie import TrieIndex
-from topicmatch._walk import UNION_SLOTS, UNION_WINDOW, Unions
+from topicmatch._walk import UNION_BACKOFF, UNION_SLOTS, UNION_WINDOW, Unions
 
 from .reference import MATCHES
 from .strategies import PATTERNS, TOPICS
@@ -23,8 +30,8 @@ from .strategies import PATTERNS, TOPICS
 def _unions(m: Matcher | MatcherSnapshot) -> Unions:
     index = m._index
     assert isinstance(index, TrieIndex)
-    assert index._unions is not None
-    return index._unions
+    assert index._memo is not None
+    return index._memo
 
 
 def _wide(subscribers: int = 100, **options: int) -> Matcher:
@@ -32,17 +39,16 @@ def _wide(subscribers: int = 100, **options: int) -> Matcher:
     with the set of ``+/<word>``: a union the memo keeps. ``options`` go to the Matcher."""
     m = Matcher(dialect="mqtt", cache_size=0, **options)  # type: ignore[arg-type]
     m.subscribe_many([("x/+", f"c{i}") for i in range(subscribers)])
-    index = m._index
-    assert isinstance(index, TrieIndex)
-    index._use_dfa = False  # a DFA would serve the repeated lookups: these tests are the walk's
     return m
 
 
 @given(st.data())
 def test_the_memo_equals_the_reference_through_writes(data: st.DataObject) -> None:
-    # Every union of two sets or more goes through the memo here (UNION_MIN 0), and topics
-    # repeat between writes, so memoised unions are served after the sets they came from changed.
+    # A memo that is asked for every union of two sets or more and keeps every one, and topics
+    # that repeat between writes: memoised unions are served after the sets they came from
+    # changed.
     dialect = data.draw(st.sampled_from(DIALECTS))
+    d = make_dialect(dialect)
     topics = data.draw(st.lists(TOPICS[dialect](), min_size=1, max_size=6))
     ops = data.draw(
         st.lists(
@@ -54,21 +60,21 @@ def test_the_memo_equals_the_reference_through_writes(data: st.DataObject) -> No
             max_size=40,
         )
     )
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_walk, "UNION_MIN", 0)
-        m = Matcher(dialect=dialect, cache_size=0)
-        pairs: set[tuple[str, int]] = set()
-        for op, text, subscriber in ops:
-            if op == "sub":
-                m.subscribe(text, subscriber)
-                pairs.add((text, subscriber))
-            elif op == "unsub":
-                m.unsubscribe(text, subscriber)
-                pairs.discard((text, subscriber))
-            else:
-                expected = {s for p, s in pairs if MATCHES[dialect](p, text)}
-                for _ in range(2):  # the second lookup of an unchanged state is a hit
-                    assert m.lookup(text) == expected, (text, sorted(pairs))
+    memo = Unions(1 << 20, keep=0, gate=0)
+    index = TrieIndex(d.dollar_rule, memo)
+    pairs: set[tuple[str, int]] = set()
+    for op, text, subscriber in ops:
+        if op == "sub":
+            index.add(text, d.parse_pattern(text), subscriber)
+            pairs.add((text, subscriber))
+        elif op == "unsub":
+            index.remove(text, d.parse_pattern(text), subscriber)
+            pairs.discard((text, subscriber))
+        else:
+            words = d.parse_topic(text)
+            expected = {s for p, s in pairs if MATCHES[dialect](p, text)}
+            for _ in range(2):  # the second lookup of an unchanged state is a hit
+                assert (index.match(words) if words is not None else set()) == expected, (text, pairs)
 
 
 def test_a_memoised_union_follows_every_write() -> None:
@@ -117,7 +123,7 @@ def test_the_union_memo_keeps_within_its_byte_bound() -> None:
     finally:
         tracemalloc.stop()
     kept = sum(stat.size_diff for stat in after.compare_to(before, "filename"))
-    assert not unions.off  # it paid, and stayed on
+    assert unions.governor.on  # it paid, and stayed on
     assert unions.bytes > bound // 2  # it filled up to its bound...
     assert unions.bytes <= bound  # ...by its own charge,
     assert kept <= bound  # and by what tracemalloc saw it keep.
@@ -143,49 +149,38 @@ def test_the_union_memo_adds_no_work_for_the_cyclic_collector() -> None:
         grown = gc.get_count()[0] - start
     finally:
         gc.enable()
-    assert not _unions(m).off
+    assert _unions(m).governor.on
     assert grown < 50, grown
 
 
-def test_the_memo_switches_itself_off_where_topics_do_not_repeat() -> None:
+def test_the_memo_switches_itself_off_where_topics_do_not_repeat_and_comes_back() -> None:
     m = _wide()
-    m.subscribe_many([(f"+/w{i}", i) for i in range(2 * UNION_WINDOW)])
+    m.subscribe_many([(f"+/w{i}", i) for i in range(UNION_WINDOW + UNION_BACKOFF + 2)])
+    unions = _unions(m)
+    governor = unions.governor
     for i in range(UNION_WINDOW):  # each topic once: nothing to reuse
         m.lookup(f"x/w{i}")
-    unions = _unions(m)
-    assert unions.off > 0
+    assert not governor.on
     assert not any(unions.slots)
     assert unions.bytes == 0
-    off = unions.off
-    m.lookup(f"x/w{UNION_WINDOW}")
-    assert unions.off == off - 1  # counted down, not probed
+    for i in range(UNION_WINDOW, UNION_WINDOW + UNION_BACKOFF - 1):  # counted down, not probed
+        assert m.lookup(f"x/w{i}") == {f"c{k}" for k in range(100)} | {i}
+    assert not governor.on
+    assert not any(unions.slots)
+    m.lookup("x/w0")  # the wait is over: probed again, and kept
+    assert governor.on
+    assert any(unions.slots)
 
 
-def test_the_memo_steps_out_of_the_walk_and_the_trie_brings_it_back(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Where the trie counts its lookups (the default's trie), a memo that switched
-    # itself off is not even called: the walks unite with union_of until the trie's count of
-    # the wait is over. A snapshot made meanwhile goes through the memo, which counts for it.
-    monkeypatch.setattr(_walk, "UNION_BACKOFF", 100)  # read when the memo is made
+def test_small_unions_do_not_ask_the_memo() -> None:
+    # A few small sets (most lookups of most tables): united at once, no probe, no count.
     m = Matcher(dialect="mqtt", cache_size=0)
-    index = m._index
-    assert isinstance(index, TrieIndex)
-    index.dfa_settings = replace(index.dfa_settings, quiet_lookups=10**9)  # lookups walk
-    m.subscribe_many([("x/+", f"c{i}") for i in range(100)])
-    m.subscribe_many([(f"+/w{i}", i) for i in range(2 * UNION_WINDOW)])
-    unions = _unions(m)
-    for i in range(UNION_WINDOW):  # each topic once: nothing to reuse
-        m.lookup(f"x/w{i}")
-    assert index._union is _walk.union_of
-    assert unions.off == 100
-    snapshot = m.snapshot()
-    assert snapshot._index._union == unions.of  # type: ignore[attr-defined]
-    for i in range(98):  # the lookup that judged counts as the first of the wait
-        assert m.lookup(f"x/w{UNION_WINDOW + i}") == {f"c{k}" for k in range(100)} | {UNION_WINDOW + i}
-    assert index._union is _walk.union_of
-    assert unions.off == 100  # not counted down by the walks: they do not call it
-    m.lookup("x/w0")
-    assert index._union == unions.of
-    assert unions.off == 0
+    m.subscribe_many([("x/+", 1), ("+/b", 2), ("x/#", 3)])
+    governor = _unions(m).governor
+    left = governor.left
+    for _ in range(10):
+        assert m.lookup("x/b") == {1, 2, 3}
+    assert governor.left == left
 
 
 def test_the_memo_stays_on_where_topics_repeat() -> None:
@@ -193,7 +188,8 @@ def test_the_memo_stays_on_where_topics_repeat() -> None:
     m.subscribe_many([(f"+/w{i}", i) for i in range(8)])
     for k in range(3 * UNION_WINDOW):
         m.lookup(f"x/w{k % 8}")
-    assert _unions(m).off == 0
+    assert _unions(m).governor.on
+    assert _unions(m).governor.backoff == UNION_BACKOFF  # no window failed
 
 
 def test_a_snapshot_shares_the_memo() -> None:
@@ -201,13 +197,12 @@ def test_a_snapshot_shares_the_memo() -> None:
     assert _unions(m.snapshot()) is _unions(m)
 
 
-def test_readers_sharing_the_memo_see_only_states_that_existed(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_readers_sharing_the_memo_see_only_states_that_existed() -> None:
     # A writer swaps one subscriber of x/+ for another and back, so that the sets a lookup of
     # x/b unites keep their sizes and change their contents; readers share the memo meanwhile.
     # Every union they get must be one of the states (a memo keyed by anything less than
-    # the sets themselves serves the other state's union). Bounded: 2,000 swaps, 120 s. No
-    # judgement during the test: the memo stays on and counts every hit.
-    monkeypatch.setattr(_walk, "UNION_WINDOW", 10**9)
+    # the sets themselves serves the other state's union). Bounded: 2,000 swaps, 120 s. The
+    # readers' hits keep the memo on.
     m = _wide()
     m.subscribe("+/b", "solo")
     base = {f"c{i}" for i in range(1, 100)} | {"solo"}
@@ -249,19 +244,19 @@ def test_readers_sharing_the_memo_see_only_states_that_existed(monkeypatch: pyte
     assert seen <= states, [sorted(map(str, s - frozenset(base))) for s in seen - states]
 
 
-def test_the_memo_bound_is_set_through_the_matcher() -> None:
-    assert _unions(Matcher()).max_bytes == _walk.UNION_BYTES
-    assert _unions(Matcher(union_bytes=1 << 20)).max_bytes == 1 << 20
+def test_the_memo_bound_is_a_quarter_of_cache_bytes() -> None:
+    assert _unions(Matcher()).max_bytes == DEFAULT_CACHE_BYTES // 4
+    assert _unions(Matcher(cache_bytes=4 << 20)).max_bytes == 1 << 20
     m = _wide()
     m.subscribe("+/b", "solo")
-    nothing = _wide(union_bytes=0)
+    nothing = _wide(cache_bytes=0)
     nothing.subscribe("+/b", "solo")
     for _ in range(3):
         assert nothing.lookup("x/b") == m.lookup("x/b")
     assert not any(_unions(nothing).slots)  # 0 keeps nothing
     assert any(_unions(m).slots)
     for bad in (-1, 1.5, "1"):
-        with pytest.raises(ConfigurationError, match="union_bytes"):
-            Matcher(union_bytes=bad)  # type: ignore[arg-type]
-    with pytest.raises(ConfigurationError, match="union_bytes"):
-        Matcher("trie", union_bytes=1 << 20)
+        with pytest.raises(ConfigurationError, match="cache_bytes"):
+            Matcher(cache_bytes=bad)  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="cache_bytes"):
+        Matcher("trie", cache_bytes=1 << 20)

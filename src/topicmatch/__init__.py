@@ -28,13 +28,14 @@ from ._errors import (
     TopicMatchError,
     UnknownTopicError,
 )
-from ._matcher import ALGORITHMS, DEFAULT_CACHE_SIZE, Matcher, MatcherSnapshot
+from ._matcher import ALGORITHMS, DEFAULT_CACHE_BYTES, DEFAULT_CACHE_SIZE, Matcher, MatcherSnapshot
 from ._shared import SharedGroups, ShareGroup
 from ._topic_index import TopicIndex
 from ._words import Wildcard
 
 __all__ = [
     "ALGORITHMS",
+    "DEFAULT_CACHE_BYTES",
     "DEFAULT_CACHE_SIZE",
     "DIALECTS",
     "AccessRules",

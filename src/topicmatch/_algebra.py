@@ -74,23 +74,28 @@ def overlaps(p: Tokens, q: Tokens, rules: TopicRules) -> bool:
 COVERS_BUDGET: Final = 50_000
 
 
-def covers(p: Tokens, q: Tokens, rules: TopicRules) -> bool:
+def covers(p: Tokens, q: Tokens, rules: TopicRules, budget: int = COVERS_BUDGET) -> bool:
     """Whether every topic the dialect allows that q matches, p matches too.
 
     :func:`_search` for a topic that q matches and p does not, over (the set of positions p may
-    be at, a position of q). Raises :class:`ComplexityError` past :data:`COVERS_BUDGET` pairs
-    (tests/test_algebra.py pins it with a hostile pattern).
+    be at, a position of q). Raises :class:`ComplexityError` past ``budget`` pairs
+    (:data:`COVERS_BUDGET`; tests/test_algebra.py pins it with a hostile pattern).
     """
     if _matches_nothing(q, rules):
         return True
     if _matches_nothing(p, rules):
         return False
     done = len(p)
-    return not _search(p, q, rules, lambda ps, q_done: q_done and done not in ps, split=False)
+    return not _search(p, q, rules, lambda ps, q_done: q_done and done not in ps, split=False, budget=budget)
 
 
 def _search(
-    p: Tokens, q: Tokens, rules: TopicRules, found: Callable[[frozenset[int], bool], bool], split: bool
+    p: Tokens,
+    q: Tokens,
+    rules: TopicRules,
+    found: Callable[[frozenset[int], bool], bool],
+    split: bool,
+    budget: int = COVERS_BUDGET,
 ) -> bool:
     """Whether some topic the dialect allows makes ``found(p's positions after it, q matched
     it)`` true: :func:`_breadth_first` over (p's positions, a position of q).
@@ -121,7 +126,7 @@ def _search(
         successors,
         lambda ps, j: found(ps, j == len(q)),
         rules.max_words,
-        None if split else COVERS_BUDGET,
+        None if split else budget,
     )
 
 

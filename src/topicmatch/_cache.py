@@ -1,241 +1,346 @@
-"""A bounded cache of lookup results that measures its own worth, with exact, bounded invalidation.
+"""The default's result cache: topics that come back are answered by one dict access.
 
-Keys are topics as published (strings), values the frozensets a lookup returned. A hit is one
-dict access and takes no lock.
+Keys are topics as published (strings), values the frozensets a lookup returned. The lookup path
+that reads it is written out once, in :meth:`topicmatch.Matcher.lookup`:
 
-**Admission and eviction.** A topic is stored on its second miss, not its first (the "doorkeeper" of
-TinyLFU): topics seen once do not pay for a store nor push out hot ones. Topics longer than
-:data:`MAX_TOPIC_CHARS` characters or :data:`MAX_TOPIC_WORDS` words are never stored (they would
-make the cache big), nor results of more than 1/64 of ``max_bytes`` (such a set is held by a trie
-node or a DFA state already, and a few of them would fill the cache). Entries live in two
-generations: when the current one holds half of ``max_size`` topics or the two have been charged
-``max_bytes`` together (each stored topic, its index nodes and its result but the shared empty set,
-by ``sys.getsizeof``), it becomes the older one and the older one is dropped; a lookup that finds
-its topic in the older generation moves it back. Hot topics thus survive, one-off ones go with their
-generation, at amortised O(1) per store and no per-entry bookkeeping (a hit stays one dict access;
-only misses look at the older generation). A store creates no object that CPython's cyclic collector
-tracks (the index below is :mod:`._topic_trie`'s): stores that made eight each put over a third of
-the lookups' time into collections where topics come and go (docs/performance.md, "The result cache
-and the collector"). So the cache holds at most ``max_bytes`` by its charge (which errs high:
-``tests/test_bounds.py`` traces what it keeps), plus the admission record: the hashes of at most
-``max_size`` topics seen once (4.7 MB at the default 65,536 entries; the same test traces it).
+1. ``hot.get(topic)``: a hit is one dict access, no lock, no parse;
+2. else ``warm.get(topic)``: a hit there *promotes* the topic into ``hot`` (:meth:`promote`);
+3. else the index's walk; while admission is on, :meth:`admit` is told of the miss.
 
-**On and off.** The cache weighs what it saves against what it costs. A new cache starts off
-for :data:`MEASURE` lookups, timing one in eight of the last :data:`WINDOW` of them: the mean
-cost of a lookup of this traffic without the cache. While on, the lookup functions
-(:func:`cached_lookups`) count hits and misses and time one miss in eight (its parse and the
-index's lookup); the cache times its own upkeep (stores, invalidation walks). Every
-:data:`WINDOW` misses (but the first window after the cache went on, which only fills it), the
-saving is the window's lookups at the mean without the cache less its misses at their own mean
-(the hits may be the cheap topics: under subscription churn they were), at most each hit at the
-dearer mean; if it is below the upkeep and the admission of the misses, the cache switches itself
-off: it is emptied, and for the next ``backoff`` lookups (:data:`FIRST_BACKOFF` the first time,
-four times longer each time it switches off again, at most :data:`MAX_BACKOFF`) lookups go
-straight to the index, paying one dict access, and the last of them re-measure the mean without
-the cache. Then it switches itself on and measures again. Means leave out their longest eighth
-and a store is charged at most :data:`STORE_NS`, so that a pause of the collector or the
-scheduler does not decide. Topics that never repeat (one per device, a log replayed once) and
-writes so frequent that entries die before they are read thus cost the index's lookup and
-little more.
+**A topic earns its place in three sightings.** Its first miss records its hash in ``seen`` (the
+"doorkeeper" of TinyLFU: a one-off topic costs an int in a dict, not a store); its second stores
+it in ``warm`` (a dict insert); a third lookup finds it there and moves it to ``hot``, where it is
+indexed for invalidation (below). So the dearer step, indexing, is paid only by topics that came
+back twice, and a topic seen once or twice costs little.
 
-**Exact invalidation, bounded.** Before a write commits, the cache drops exactly the entries the
-written pattern matches, and nothing else. To find them without testing every entry, the cached
-topics are also indexed in a trie of their words (:class:`~._topic_trie.TopicTrie`); the written pattern
-walks it like a lookup walks the subscription trie, with the roles swapped (the pattern's ``*``
-visits every child, its ``#`` every descendant), keeping a set of visited (node, position) pairs
-so that many ``#`` stay polynomial. The walk (one index holds both generations) may take at most
-:data:`WALK_STEPS` steps per token of the pattern (plus one); past that budget the whole cache is
-emptied instead. So a write costs O(len(pattern) x WALK_STEPS) for the walks, or emptying a cache
-whose size is bounded as above, whatever is cached (``tests/test_bounds.py`` counts the steps).
+**Admission has a governor** (:class:`~._governor.Governor`): every :data:`ADMIT_WINDOW` misses
+it judges whether the stores paid, that is, whether at least one in :data:`ADMIT_PAYS` of them
+was followed by a promotion. If not (topics that never repeat, or repeat once and no more),
+misses record and store nothing for :data:`ADMIT_BACKOFF` misses, doubling up to
+:data:`ADMIT_MAX_BACKOFF`; then admission is on again for a window. Probes go on whatever
+admission does: topics in ``hot`` before a burst of new ones are answered from it during and
+after the burst, which stores nothing in ``hot``.
 
-**No stale store, no stale hit.** The discipline of :mod:`._versions`: the drop and the commit
-are one change under the cache's lock, with its version odd from before the drop until the
-commit is done, and a lookup that missed stores its result only if the version it read before
-it began was even and has not moved (checked under the same lock). From the
-drop until the commit is visible, affected topics miss and read the index itself; a result
-computed from a superseded state is never stored, and a cached answer never contradicts a write
-that has happened.
+**Eviction: whole generations.** ``hot`` holds at most half of ``max_size`` topics, ``warm`` the
+other half. When ``hot`` is full, a promotion first makes it ``warm`` (the old ``warm`` goes):
+topics still hot come back by promotion at their next lookup, the others go with their
+generation. When ``warm`` is full, a store empties it. Both are O(1) (a new dict, and CPython
+frees the old one), and no lookup pays a bookkeeping cost for recency: a hit stays one dict
+access.
+
+**Bounded in bytes.** Each topic is charged its text and entry, each distinct result object once
+per generation by ``sys.getsizeof`` (the topics of a fan-out share one set; the shared empty set
+is never charged), and a ``hot`` topic the nodes it adds to the index. A result charged more
+than a quarter of ``max_bytes`` is never stored. A store or promotion that would take the charge
+past ``max_bytes`` first empties ``warm``, then ``hot``. So the cache holds at most ``max_bytes``
+by its charge, which errs high (``tests/test_bounds.py`` traces what it keeps with
+``tracemalloc``), plus the admission record: the hashes of at most ``max_size`` topics (4.7 MB at
+the default 65,536 entries). Topics longer than :data:`MAX_TOPIC_CHARS` characters or
+:data:`MAX_TOPIC_WORDS` words are never stored.
+
+**Nothing for the collector.** A store creates no object that CPython's cyclic collector tracks:
+the index of the ``hot`` topics is :mod:`._topic_trie`'s, and the bookkeeping dicts hold strings
+and integers only (stores that made tracked objects put a third of the lookups' time into
+collections where topics come and go: docs/performance.md, "The result cache and the
+collector").
+
+**Invalidation: exact for hot, wholesale for warm, bounded.** Before a write commits, the cache
+drops exactly the ``hot`` topics the written pattern matches, found by a walk of their index
+(:class:`~._topic_trie.TopicTrie`) with the roles of a lookup swapped, taking at most
+:data:`WALK_STEPS` steps per token of the pattern (plus one); past that budget ``hot`` is emptied
+instead. ``warm``, which is not indexed, is emptied by every write. So a write costs
+O(len(pattern) x WALK_STEPS) whatever is cached (``tests/test_bounds.py`` counts the steps), and
+topics that stay hot across writes stay cached.
+
+**No stale store, no stale hit.** The discipline of :mod:`._versions`: the drop and the commit are
+one change under the cache's lock, with its version odd from before the drop until the commit is
+done, and a lookup stores or promotes only if the version it read before it began was even and
+has not moved (checked under the same lock). From the drop until the commit is visible, affected
+topics miss and read the index itself; a result computed from a superseded state is never stored,
+and a cached answer never contradicts a write that has happened.
 """
 
 from __future__ import annotations
 
 import sys
-import time
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable
 from typing import Final, TypeVar
 
-from ._errors import UnknownTopicError
+from ._governor import Governor
 from ._index import EMPTY
 from ._topic_trie import NODE_BYTES, TopicTrie
 from ._versions import Versioned
 from ._words import Tokens
 
-__all__ = ["ResultCache", "cached_lookups"]
+__all__ = ["ResultCache"]
 
 _T = TypeVar("_T")
 
 #: Steps the invalidation walk may take per token of the written pattern (plus one), before
-#: the write empties the cache instead.
+#: the write empties ``hot`` instead.
 WALK_STEPS: Final = 16
 #: Longest topic stored, in characters and in words.
 MAX_TOPIC_CHARS: Final = 256
 MAX_TOPIC_WORDS: Final = 16
-#: Bytes the cache may be charged before it is emptied (topics, index nodes, results).
-MAX_BYTES: Final = 32 * 1024 * 1024
-#: Misses per measurement window; the admission's cost per miss (a dict insert), in ns.
-WINDOW: Final = 1024
-ADMIT_NS: Final = 100
-#: Lookups a new cache stays off, timing the index alone (the cost a hit saves on this traffic).
-MEASURE: Final = 2 * WINDOW
-#: The off count of a cache that stepped out of the lookup path (see cached_lookups): too big to
-#: run down before the index calls back, and below 2**30, so that a kept closure counting it
-#: down does CPython's one-digit int arithmetic, not the slower arithmetic of bigger ints.
-OUT: Final = (1 << 30) - 1
-#: Lookups the cache stays off the first time it switches itself off, and at most.
-FIRST_BACKOFF: Final = 16 * WINDOW
-MAX_BACKOFF: Final = 1 << 22
-#: The most one store is charged, in ns: several times the cost of storing a topic of
-#: MAX_TOPIC_WORDS words; what a store takes beyond that is a pause that is not the cache's.
-STORE_NS: Final = 50_000
-_clock = time.perf_counter_ns
+#: Misses per judgement of admission, and the share of stores that must be followed by a
+#: promotion for admission to pay (1 in ADMIT_PAYS).
+ADMIT_WINDOW: Final = 2048
+ADMIT_PAYS: Final = 8
+#: Misses that admission stays off after a window that did not pay, first and at most.
+ADMIT_BACKOFF: Final = 8192
+ADMIT_MAX_BACKOFF: Final = 65536
+#: Topics promoted since the last write that the next write indexes, at most; with more, it
+#: empties ``hot`` instead (a write's cost stays bounded: tests/test_bounds.py).
+INDEX_BUDGET: Final = 1024
+#: Charge per dict entry (key and value pointers, hash, index slot, growth slack).
 _ENTRY_BYTES: Final = 64
+#: A str's header: what sys.getsizeof says of an empty one of the widest kind (4 bytes a
+#: character) and then some. Text is charged by this and 4 bytes a character, which errs high
+#: for ASCII and is a call cheaper than sys.getsizeof (on a promotion, half its cost).
+_STR_BYTES: Final = 80
+
+
+def _text_bytes(text: str) -> int:
+    """What a str of ``text``'s length holds at most."""
+    return _STR_BYTES + 4 * len(text)
 
 
 class ResultCache(Versioned):
+    """Lookup results by topic: three-sighting admission, two generations, exact invalidation.
+
+    ``max_size`` bounds the entries (half per generation) and the admission record; ``max_bytes``
+    the charge of what is stored; ``parse`` gives a topic's words (the dialect's parser: a
+    promotion indexes the topic). ``hot``, ``warm``, ``admission`` and the version are read by
+    :meth:`topicmatch.Matcher.lookup`; everything else goes through the methods here.
+    """
+
     __slots__ = (
-        "_cost",
+        "_hot_bytes",
+        "_hot_results",
+        "_parse",
+        "_stored_before",
         "_trie",
-        "bytes",
+        "_unindexed",
+        "_warm_bytes",
+        "_warm_results",
+        "admission",
         "dollar_rule",
-        "entries",
+        "hot",
         "last_walk",
         "max_bytes",
         "max_size",
-        "older",
+        "promotions",
         "seen",
-        "spent_ns",
+        "stores",
         "walk_budget",
+        "warm",
     )
 
-    def __init__(self, max_size: int, dollar_rule: bool = False, max_bytes: int = MAX_BYTES) -> None:
+    def __init__(
+        self,
+        max_size: int,
+        max_bytes: int,
+        parse: Callable[[str], list[str] | None],
+        dollar_rule: bool = False,
+    ) -> None:
         super().__init__()
         self.max_size = max_size
         self.max_bytes = max_bytes
         self.dollar_rule = dollar_rule
-        # Never replaced, only emptied: the lookup functions hold its ``get``.
-        self.entries: dict[str, frozenset[Hashable]] = {}
-        # The previous generation of entries (see _rotate); one topic index holds both.
-        self.older: dict[str, frozenset[Hashable]] = {}
-        self._trie = TopicTrie()  # both generations' topics (with words: None is never indexed)
-        self._cost: dict[str, int] = {}  # each stored topic: the bytes it was charged
-        self.bytes = 0
-        # Admission: topics that missed once, cleared when full.
-        self.seen: dict[int, None] = {}
-        self.spent_ns = 0  # time spent storing and invalidating, since the lookups last looked
+        self._parse = parse
+        self.hot: dict[str, frozenset[Hashable]] = {}
+        self.warm: dict[str, frozenset[Hashable]] = {}
+        self._trie = TopicTrie()  # the hot topics (those with words), for invalidation
+        self._unindexed: list[str] = []  # topics promoted since the last write: not indexed yet
+        self._hot_bytes = self._warm_bytes = 0
+        # Ids of the result objects charged in each generation: each is charged once.
+        self._hot_results: dict[int, None] = {}
+        self._warm_results: dict[int, None] = {}
+        self.seen: dict[int, None] = {}  # admission: hashes of topics that missed once
+        self.admission = Governor(ADMIT_WINDOW, ADMIT_BACKOFF, ADMIT_MAX_BACKOFF, self._paid)
+        self.stores = 0  # in the admission's current window
+        self.promotions = 0
+        self._stored_before = 0  # stores of the window before
         self.walk_budget = WALK_STEPS
         self.last_walk = 0  # steps of the last invalidation walk (for the tests)
 
-    def admit(self, topic: str, words: list[str] | None, result: frozenset[Hashable], version: int) -> None:
-        """A miss of ``topic``: remember it the first time, store it the second.
+    @property
+    def bytes(self) -> int:
+        """What the cache is charged now (both generations)."""
+        return self._hot_bytes + self._warm_bytes
 
-        The record holds the topics' hashes, not the topics: it keeps no topic alive, and at most
-        ``max_size`` integers (about 100 bytes each with their dict slots) before it starts
-        over. Two topics of one hash share a record: the second is stored on its first miss.
+    def __len__(self) -> int:
+        return len(self.hot) + len(self.warm)
+
+    # -- the lookup path's calls ---------------------------------------------------------------
+    def admit(self, topic: str, words: list[str] | None, result: frozenset[Hashable], version: int) -> None:
+        """A lookup of ``topic`` missed both generations and walked the index while admission
+        was on (``version``: the cache's, read before the walk): record its first miss, store
+        its second in ``warm``. O(1) (the store empties ``warm`` when full: O(1) too).
+
+        The record holds hashes, not topics: it keeps no topic alive, and at most ``max_size``
+        integers (about 100 bytes each with their dict slots) before it starts over. Two topics
+        of one hash share a record: the second is stored on its first miss.
         """
+        if type(topic) is not str:  # a str subclass may hash or compare unlike its value
+            return
         seen = self.seen
         key = hash(topic)  # computed once per str and kept in it: no cost on a repeat
         if key in seen:
-            if sys.getsizeof(result) <= self.max_bytes >> 6:
-                self.store(topic, words, result, version)
+            self._store(topic, result, version)
         elif len(topic) <= MAX_TOPIC_CHARS and (words is None or len(words) <= MAX_TOPIC_WORDS):
             if len(seen) >= self.max_size:
                 seen.clear()
             seen[key] = None
 
-    def store(self, topic: str, words: list[str] | None, result: frozenset[Hashable], version: int) -> None:
-        """Cache ``result`` unless a write was under way when ``version`` was read or began since.
-
-        ``words`` None means the topic can match no pattern at all (a NATS subject with an
-        empty token): it is cached but never needs invalidating, so it is not indexed.
-        """
-        start = _clock()
-        with self._lock:
-            entries = self.entries
-            if self._version != version or topic in entries or topic in self.older:
-                return
-            if len(entries) >= max(1, self.max_size // 2) or self.bytes >= self.max_bytes:
-                # Not charged: a rotation forgets a whole generation at once, and charging that
-                # to the one window it falls in switched the cache off where it doubled the rate
-                # (the unmatched row of `topicmatch bench workloads`).
-                rotation = _clock()
-                self._rotate()
-                start += _clock() - rotation
-            entries[topic] = result
-            # Charged: the entry and its key, the result (counted per entry: a result several
-            # topics share is counted several times, which only errs on the safe side), and the
-            # words and the index nodes the topic adds (the last ones of its branch: once a word
-            # is new, so are the words below it).
-            charge = 2 * _ENTRY_BYTES + sys.getsizeof(topic)
-            if result is not EMPTY:  # the one empty set every miss of every topic shares
-                charge += sys.getsizeof(result)
-            if words is not None:
-                made = self._trie.add(topic, words)
-                if made:
-                    charge += made * NODE_BYTES + sum(map(sys.getsizeof, words[-made:]))
-            self._cost[topic] = charge
-            self.bytes += charge
-        # At most STORE_NS: a longer store was paused (the cyclic collector, the scheduler),
-        # and one such pause switched the cache off where it paid.
-        self.spent_ns += min(_clock() - start, STORE_NS)
-
     def promote(self, topic: str, version: int) -> None:
-        """Move ``topic`` from the older generation back into the current one (a dict move: it
-        stays indexed), unless a write was under way when ``version`` was read or began since."""
+        """``topic`` was found in ``warm``: move it into ``hot``, unless a write was under way when
+        ``version`` was read or began since. O(1); a full ``hot`` is emptied first (O(1)). The
+        next write indexes it (:meth:`write`)."""
         with self._lock:
-            if self._version == version:
-                result = self.older.pop(topic, None)
-                if result is not None:
-                    if len(self.entries) >= max(1, self.max_size // 2):
-                        self._rotate()
-                    self.entries[topic] = result
+            if self._version != version:
+                return
+            result = self.warm.pop(topic, None)
+            if result is None:
+                return
+            self._warm_bytes -= _ENTRY_BYTES + _text_bytes(topic)  # its result stays charged there
+            if len(self.hot) >= max(1, self.max_size // 2):
+                self._rotate()
+            charge = self._hot_charge(topic, result)
+            while self.bytes + charge > self.max_bytes and (self.hot or self.warm):
+                if self.warm:
+                    self._empty_warm()
+                else:
+                    self._rotate()
+                charge = self._hot_charge(topic, result)
+            self.hot[topic] = result
+            self._unindexed.append(topic)
+            if result is not EMPTY:
+                self._hot_results[id(result)] = None
+            self._hot_bytes += charge
+            self.promotions += 1
 
-    def _forget(self, topic: str) -> None:
-        """Take ``topic`` out of the index and refund its charge (the lock held)."""
-        self.bytes -= self._cost.pop(topic)
-        self._trie.remove(topic)
+    # -- writes ----------------------------------------------------------------------------------
+    def write(self, tokens: Tokens, commit: Callable[[], _T]) -> _T:
+        """Drop every ``hot`` topic the pattern ``tokens`` matches and all of ``warm``, then run
+        ``commit``.
 
-    def _rotate(self) -> None:
-        """The current generation becomes the older one, and the older one goes (the lock held).
-
-        A lookup that misses the current generation but finds its topic in the older one moves
-        it back (:meth:`promote`): hot topics survive every rotation, one-off ones go with their
-        generation. Amortised O(1) per store: each topic is indexed once and forgotten once.
+        One change of :mod:`._versions`: the version is odd from before the drop and moves
+        again *after* the commit: a lookup that read it at any moment before the commit became
+        visible may have matched the old state, and its store must be refused. Moving it before
+        the commit only would let a lookup read the new version, then the old index, and store
+        a stale result (pinned by tests/test_cache.py). Stores take the lock, so none lands
+        mid-write.
         """
-        for topic in self.older:
-            self._forget(topic)
-        self.older = self.entries.copy()
-        self.entries.clear()
-
-    def _empty(self) -> None:
-        """Drop every entry (the lock held); the admission record stays."""
-        self.entries.clear()
-        self.older = {}
-        self._trie = TopicTrie()
-        self._cost = {}
-        self.bytes = 0
+        with self._lock:
+            self._version += 1  # odd before the drop
+            try:
+                if self._unindexed:
+                    self._index_new()
+                if self.hot:
+                    found = self._matching(tokens)
+                    if found is None:
+                        self._empty_hot()
+                    else:
+                        for topic in found:
+                            del self.hot[topic]
+                            self._trie.remove(topic)
+                            # Its result stays charged until hot is emptied: the charge errs high.
+                            self._hot_bytes -= _ENTRY_BYTES + _text_bytes(topic)
+                if self.warm:
+                    self._empty_warm()
+                return commit()
+            finally:
+                self._version += 1  # even after the commit
 
     def empty(self) -> None:
         """Drop every entry; lookups running meanwhile cannot store what they computed before."""
         with self._lock:
             self._version += 1  # odd before the first store (._versions, rule 2)
             try:
-                self._empty()
+                self._empty_hot()
+                self._empty_warm()
             finally:
                 self._version += 1
 
+    # -- internals ---------------------------------------------------------------------------
+    def _store(self, topic: str, result: frozenset[Hashable], version: int) -> None:
+        """Put ``topic`` in ``warm``, unless a write was under way when ``version`` was read or
+        began since, or it is there already, or its result would take more than a quarter of
+        ``max_bytes``. A full ``warm`` is emptied first; if the charge would pass ``max_bytes``,
+        ``warm`` is emptied and the topic not stored."""
+        with self._lock:
+            if self._version != version or topic in self.warm or topic in self.hot:
+                return
+            charge = _ENTRY_BYTES + _text_bytes(topic)
+            new_result = result is not EMPTY and id(result) not in self._warm_results
+            if new_result:
+                size = sys.getsizeof(result)
+                if size > self.max_bytes >> 2:
+                    return
+                charge += size
+            if len(self.warm) >= max(1, self.max_size // 2) or self.bytes + charge > self.max_bytes:
+                self._empty_warm()
+                if self.bytes + charge > self.max_bytes:
+                    return  # hot holds the budget: it makes room when it is emptied
+                if result is not EMPTY and not new_result:
+                    charge += sys.getsizeof(result)  # its earlier charge went with warm
+                new_result = result is not EMPTY
+            self.warm[topic] = result
+            if new_result:
+                self._warm_results[id(result)] = None
+            self._warm_bytes += charge
+            self.stores += 1
+
+    def _index_new(self) -> None:
+        """Index the topics promoted since the last write (the lock held), so that the write can
+        find those it matches: O(their words), at most :data:`INDEX_BUDGET` topics, else ``hot``
+        is emptied instead (O(1)). Indexing at the first write rather than at the promotion
+        leaves traffic without writes the cost of none (a promotion indexed at once cost as
+        much as four lookups of a topic nobody subscribed to)."""
+        pending = self._unindexed
+        if len(pending) > INDEX_BUDGET:
+            self._empty_hot()
+            return
+        hot, trie, parse = self.hot, self._trie, self._parse
+        for topic in pending:
+            words = parse(topic) if topic in hot else None  # None: a topic no pattern matches
+            if words is not None:
+                made = trie.add(topic, words)
+                if made:
+                    # The index's nodes the topic adds are the last ones of its branch: once a
+                    # word is new, so are the words below it. Their text by _text_bytes.
+                    charge = made * (NODE_BYTES + _STR_BYTES) + 4 * sum(map(len, words[-made:]))
+                    self._hot_bytes += charge
+        self._unindexed = []
+        if self.bytes > self.max_bytes:
+            self._empty_warm()
+            if self.bytes > self.max_bytes:
+                self._empty_hot()
+
+    def _hot_charge(self, topic: str, result: frozenset[Hashable]) -> int:
+        """What ``topic`` costs in ``hot`` (but its index nodes): its entry and text, and its
+        result unless that object is charged in this generation already."""
+        charge = _ENTRY_BYTES + _text_bytes(topic)
+        if result is not EMPTY and id(result) not in self._hot_results:
+            charge += sys.getsizeof(result)
+        return charge
+
+    def _paid(self) -> bool:
+        """The admission governor's test of a window: did the stores of the window before come
+        back? At least one in :data:`ADMIT_PAYS` of them must have been promoted in this one (a
+        stored topic's third sighting comes a while after its second), and something must have
+        been stored lately (else nothing repeats). So the first window that stores passes, and
+        topics seen twice and no more cost two windows of stores."""
+        stored = self._stored_before
+        pays = stored + self.stores > 0 and ADMIT_PAYS * self.promotions >= stored
+        self._stored_before = self.stores
+        self.stores = self.promotions = 0
+        return pays
+
     def _matching(self, tokens: Tokens) -> list[str] | None:
-        """The cached topics that ``tokens`` matches (a walk of the topic index), or None if
-        finding them would take more than the walk's budget of steps."""
+        """The hot topics that ``tokens`` matches (a walk of their index), or None if finding
+        them would take more than the walk's budget of steps (the lock held)."""
         # MQTT: a pattern starting with a wildcard never matches a topic whose first word
         # starts with '$'.
         dollar = self.dollar_rule and bool(tokens) and type(tokens[0]) is not str
@@ -243,206 +348,29 @@ class ResultCache(Versioned):
         self.last_walk = self._trie.last_walk
         return found
 
-    def write(self, tokens: Tokens, commit: Callable[[], _T]) -> _T:
-        """Drop every cached topic the pattern ``tokens`` matches, then run ``commit``.
+    def _rotate(self) -> None:
+        """``hot`` becomes ``warm`` (the lock held; the old ``warm`` goes): topics still hot come
+        back by promotion, one lookup each, the rest go with the generation. O(1). Its index is
+        not needed in ``warm``, which every write empties: a new one starts."""
+        self.warm = self.hot
+        self._warm_results = self._hot_results
+        self._warm_bytes = self._hot_bytes
+        self.hot = {}
+        self._trie = TopicTrie()
+        self._unindexed = []
+        self._hot_results = {}
+        self._hot_bytes = 0
 
-        One change of :mod:`._versions`: the version is odd from before the drop and moves
-        again *after* the commit: a lookup that read it at any moment before the commit became
-        visible may have matched the old state, and its store must be refused. Moving it before
-        the commit only would let a lookup read the new version, then the old index, and store
-        a stale result (found by tests/test_concurrency.py on CI; pinned by tests/test_cache.py).
-        That move after the commit is the one correctness rests on here: stores take the lock,
-        so none lands mid-write; the odd move before the drop keeps the one rule of
-        :mod:`._versions` (a miss that read the version during the drop is refused either way).
-        """
-        with self._lock:
-            self._version += 1  # odd before the drop
-            try:
-                if self.entries or self.older:
-                    start = _clock()
-                    found = self._matching(tokens)
-                    if found is None:
-                        self._empty()
-                    else:
-                        for topic in found:
-                            if self.entries.pop(topic, None) is None:
-                                self.older.pop(topic)
-                            self._forget(topic)
-                    self.spent_ns += _clock() - start
-                return commit()
-            finally:
-                self._version += 1  # even after the commit
+    def _empty_hot(self) -> None:
+        """A new, empty ``hot`` and index (the lock held): O(1), CPython frees the old ones."""
+        self.hot = {}
+        self._trie = TopicTrie()
+        self._unindexed = []
+        self._hot_results = {}
+        self._hot_bytes = 0
 
-    def __len__(self) -> int:
-        return len(self.entries) + len(self.older)
-
-
-def cached_lookups(
-    cache: ResultCache,
-    parse: Callable[[str], list[str] | None],
-    match: Callable[[list[str]], frozenset[Hashable]],
-    direct: Callable[[str], frozenset[Hashable]],
-    topic_list: Callable[[Iterable[str]], list[str]] = list,
-    after: Callable[[int, Callable[[], None]], bool] | None = None,
-    step: Callable[[Callable[[str], frozenset[Hashable]] | None], None] | None = None,
-) -> tuple[Callable[[str], frozenset[Hashable]], Callable[[Iterable[str]], list[frozenset[Hashable]]]]:
-    """``lookup`` and ``lookup_many`` through ``cache``, switching it off while it does not pay.
-
-    ``parse`` turns a topic into its words (None: it matches nothing; raises for a bad topic),
-    ``match`` looks words up in the index, ``direct`` does both for one topic, ``topic_list``
-    makes ``lookup_many``'s argument a list (the dialect's, which refuses one str). Closures rather
-    than methods: the hit path is then one dict access and a counter in a cell, and
-    ``lookup_many`` looks a chunk of topics up in one C loop when they are all cached (both
-    measured in docs/performance.md, "The default engine").
-
-    **Stepping out.** With ``after`` (the trie's :meth:`~._trie.TrieIndex.after`) and ``step``
-    (``step(None)`` takes this closure out of the matcher's lookup path, ``step(lookup)`` puts it
-    back), a cache that switches itself off leaves the path altogether: the index counts the
-    backoff in its own count of lookups and calls back for the last :data:`WINDOW` of it, which
-    this closure counts and times as before. So while off, a lookup costs the index's lookup and
-    nothing of the cache's, not even a call, which on distinct topics was a few percent of a
-    lookup (docs/performance.md, "One frame, one count"). Where the index cannot count
-    (``after`` says False: an index that counts nothing), the cache stays in the path and counts
-    itself. A caller who kept this closure keeps using it (while out, ``off`` is :data:`OUT`:
-    each topic goes to ``direct``), and one who kept the function of the path without the cache
-    is sent back here once the cache is in again (the trie's redirecting reader);
-    ``lookup_many`` stays this closure's.
-    """
-    get = cache.entries.get
-    getitem = cache.entries.__getitem__
-    hits = misses = 0  # of the current window
-    timed: list[int] = []  # the times of the misses timed in the window (parse and index)
-    off = MEASURE  # lookups left with the cache off: it starts off, to time lookups without it
-    off_timed: list[int] = []  # the times of the lookups timed while off
-    base_ns = 0  # the mean time of a lookup without the cache, as last measured while off
-    backoff = FIRST_BACKOFF
-    warming = True  # the first window after the cache went on
-
-    def step_in() -> None:
-        # Called back by the index (``after``): the last WINDOW lookups of the backoff are this
-        # closure's again, timed as any measurement while off.
-        nonlocal off
-        off = WINDOW
-        if step is not None:
-            step(lookup)
-
-    def measure(topic: str) -> frozenset[Hashable]:
-        # One lookup in 8 of the last WINDOW while off is timed: what a lookup of this traffic
-        # costs without the cache, whichever topics it would hit (see the decision in miss).
-        # Not the first ones: a new matcher's first lookups teach its DFA, and timing them
-        # made lookups look three times dearer than they then were.
-        nonlocal base_ns
-        start = _clock()
-        result = direct(topic)
-        off_timed.append(_clock() - start)
-        if not off:
-            base_ns = _typical(off_timed)
-            off_timed.clear()
-        return result
-
-    def miss(topic: str) -> frozenset[Hashable]:
-        nonlocal hits, misses, off, backoff, warming
-        if type(topic) is not str:
-            return direct(topic)  # never a key: a str subclass may hash or compare unlike its value
-        version = cache._version  # read before the index: see ResultCache.store
-        older = cache.older.get(topic)
-        if older is not None:  # cached in the older generation: back into the current one
-            hits += 1
-            cache.promote(topic, version)
-            return older
-        misses += 1
-        # One miss in 8 is timed: what a hit saves, the topic's parse and the index's lookup
-        # (timing the lookup alone undervalued hits on topics that match nobody, whose walk
-        # ends at the first word, and switched the cache off where it doubled the rate).
-        timing = not misses & 7
-        if timing:
-            start = _clock()
-        words = parse(topic)
-        try:
-            result = EMPTY if words is None else match(words)
-        except UnknownTopicError:
-            raise UnknownTopicError(topic) from None
-        if timing:
-            timed.append(_clock() - start)
-        if misses >= WINDOW:
-            # What the cache saved against what keeping it cost (stores, invalidations, and the
-            # admission of each miss). Saved: these lookups' time without the cache (the mean
-            # measured while it was off) less the misses' time with it. Valuing each hit at the
-            # mean miss instead overrated the cache where the topics that repeat are the cheap
-            # ones (subscription churn: it kept the cache on at 0.8x the rate without it). The
-            # first window after the cache went on only fills it: hits come once topics are in.
-            # At most each hit valued at the dearer of the two means (and nothing without hits):
-            # the mean without the cache is not re-measured while the cache stays on, and a
-            # stale one must not make misses look like savings.
-            miss_ns = _typical(timed)
-            base = base_ns or miss_ns
-            saved = min(max((hits + misses) * base - misses * miss_ns, 0), hits * max(base, miss_ns))
-            if warming:
-                warming = False
-            elif saved < cache.spent_ns + misses * ADMIT_NS:
-                cache.empty()
-                off, backoff, warming = backoff, min(4 * backoff, MAX_BACKOFF), True
-                if step is not None and after is not None:
-                    # Out of the path (see the docstring); OUT never runs down to a measurement.
-                    wait, off = off - WINDOW, OUT
-                    step(None)
-                    if not after(wait, step_in):  # the index cannot count: the closure counts
-                        off = wait + WINDOW
-                        step(lookup)
-            else:
-                backoff = FIRST_BACKOFF
-            hits = misses = cache.spent_ns = 0
-            timed.clear()
-        if not off:
-            cache.admit(topic, words, result, version)
-        return result
-
-    def lookup(topic: str) -> frozenset[Hashable]:
-        nonlocal hits, off
-        if off:  # switched off (or measuring): the cache is empty, straight to the index
-            off -= 1
-            if off & 7 or off > WINDOW:
-                # A cache switched off costs a lookup a check of this counter and no more (with
-                # the check before the dict access, fan-out went from 0.85x to 0.95x of the
-                # uncached matcher: docs/performance.md, "The workload matrix"). ``direct`` is
-                # the index's reader where it has one (the trie's: parse and walk in one frame).
-                return direct(topic)
-            return measure(topic)
-        try:
-            result = get(topic)
-        except TypeError:  # unhashable: let the dialect raise its typed error
-            return direct(topic)
-        if result is not None:
-            hits += 1
-            return result
-        return miss(topic)
-
-    def lookup_many(topics: Iterable[str]) -> list[frozenset[Hashable]]:
-        nonlocal hits
-        topics = topic_list(topics)
-        out: list[frozenset[Hashable]] = []
-        for start in range(0, len(topics), _CHUNK):
-            chunk = topics[start : start + _CHUNK]
-            try:
-                found = list(map(getitem, chunk))  # all cached: one C loop; raises at a miss
-            except (KeyError, TypeError):
-                out += [lookup(t) for t in chunk]
-            else:
-                hits += len(found)
-                out += found
-        return out
-
-    return lookup, lookup_many
-
-
-def _typical(times: list[int]) -> int:
-    """The mean of ``times`` without its longest eighth, 0 if empty: a lookup that the collector
-    or the scheduler paused, once in a window, made misses look 30x dearer and switched off a
-    cache that doubled the rate."""
-    kept = sorted(times)  # a copy first: other threads append to and clear ``times``
-    n = len(kept) - len(kept) // 8
-    return sum(kept[:n]) // n if n else 0
-
-
-#: Topics per C loop of ``lookup_many``: a miss costs at most this many wasted dict accesses.
-_CHUNK: Final = 256
+    def _empty_warm(self) -> None:
+        """A new, empty ``warm`` (the lock held)."""
+        self.warm = {}
+        self._warm_results = {}
+        self._warm_bytes = 0

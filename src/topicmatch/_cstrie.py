@@ -37,7 +37,7 @@ retries only because some write published meanwhile, so the system as a whole al
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from typing import Final
 
 from ._errors import TopicMatchError
@@ -108,12 +108,7 @@ class _CNode:
                 children[token] = inode
         return _CNode(children, star, hash_, self.is_hash, self.by_pattern)
 
-    def with_pattern(self, pattern: str, subscribers: frozenset[Hashable]) -> _CNode:
-        by_pattern = dict(self.by_pattern)
-        if subscribers:
-            by_pattern[pattern] = subscribers
-        else:
-            del by_pattern[pattern]
+    def with_patterns(self, by_pattern: dict[str, frozenset[Hashable]]) -> _CNode:
         return _CNode(self.children, self.star, self.hash, self.is_hash, by_pattern)
 
     def is_empty(self) -> bool:
@@ -128,9 +123,9 @@ TOMB: Final = _CNode({}, None, None, False, {})
 _RESTART: Final = object()
 
 
-def _chain(tokens: Tokens, pattern: str, subscriber: Hashable, gen: _Gen) -> _INode:
-    """A new branch for ``tokens``, built bottom-up, ending with the one subscription."""
-    node = _CNode({}, None, None, tokens[-1] is HASH, {pattern: frozenset((subscriber,))})
+def _chain(tokens: Tokens, by_pattern: dict[str, frozenset[Hashable]], gen: _Gen) -> _INode:
+    """A new branch for ``tokens``, built bottom-up, ending with the patterns of ``by_pattern``."""
+    node = _CNode({}, None, None, tokens[-1] is HASH, by_pattern)
     for i in range(len(tokens) - 1, 0, -1):
         inode = _INode(node, gen)
         node = _CNode({}, None, None, tokens[i - 1] is HASH, {}).with_child(tokens[i], inode)
@@ -179,20 +174,42 @@ class CSTrieIndex(Index):
 
     # -- writers -------------------------------------------------------------------------
     def add(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
-        return self._write(pattern, tokens, subscriber, adding=True)
+        return bool(self._change(((pattern, tokens, frozenset((subscriber,))),), adding=True))
 
     def remove(self, pattern: str, tokens: Tokens, subscriber: Hashable) -> bool:
-        return self._write(pattern, tokens, subscriber, adding=False)
+        return bool(self._change(((pattern, tokens, frozenset((subscriber,))),), adding=False))
 
-    def _write(self, pattern: str, tokens: Tokens, subscriber: Hashable, adding: bool) -> bool:
+    def add_many(self, items: Iterable[Item]) -> int:
+        """The subscribers of every pattern that ends on one node in one C-node and one CAS:
+        O(pairs) in all, also when thousands of patterns share a node (one by one, each copied
+        the node's patterns and united its subscribers: O(k^2) for k patterns). Lookups running
+        meanwhile see the patterns of a node appear together, node after node."""
+        return self._change(items, adding=True)
+
+    def remove_many(self, items: Iterable[Item]) -> int:
+        """Each node's pairs removed in one C-node and one CAS, as :meth:`add_many` adds them."""
+        return self._change(items, adding=False)
+
+    def _change(self, items: Iterable[Item], adding: bool) -> int:
+        """Apply ``items`` grouped by the node they end on; the number of pairs changed."""
         if self._readonly:
             raise TopicMatchError("a snapshot is read-only")
-        while True:
-            result = self._attempt(pattern, tokens, subscriber, adding)
-            if result is not _RESTART:
-                return bool(result)
+        groups: dict[Tokens, dict[str, frozenset[Hashable]]] = {}
+        for pattern, tokens, subscribers in items:
+            group = groups.setdefault(tokens, {})
+            group[pattern] = group.get(pattern, EMPTY) | subscribers
+        changed = 0
+        for tokens, patterns in groups.items():
+            while True:
+                result = self._attempt(tokens, patterns, adding)
+                if result is not _RESTART:
+                    changed += result  # type: ignore[operator]
+                    break
+        return changed
 
-    def _attempt(self, pattern: str, tokens: Tokens, subscriber: Hashable, adding: bool) -> object:
+    def _attempt(self, tokens: Tokens, patterns: dict[str, frozenset[Hashable]], adding: bool) -> object:
+        """One try at changing the node of ``tokens``: its pairs changed (an int), or
+        :data:`_RESTART` when a CAS failed or a tomb was in the way."""
         root = self._root
         gen = root.gen
         hashed = HASH in tokens
@@ -211,9 +228,10 @@ class CSTrieIndex(Index):
             child = main.child(token)
             if child is None:
                 if not adding:
-                    return False
-                new = main.with_child(token, _chain(tokens[i:], pattern, subscriber, gen))
-                return True if self._gcas(inode, main, new, gen, 1, hashed) else _RESTART
+                    return 0
+                pairs = sum(map(len, patterns.values()))
+                new = main.with_child(token, _chain(tokens[i:], dict(patterns), gen))
+                return pairs if self._gcas(inode, main, new, gen, pairs, hashed) else _RESTART
             if child.main is TOMB:
                 if not self._clean(inode, token, child, gen):
                     return _RESTART
@@ -227,18 +245,32 @@ class CSTrieIndex(Index):
             inode = child
             path.append(inode)
             i += 1
-        old = main.by_pattern.get(pattern, EMPTY)
-        if adding:
-            if subscriber in old:
-                return False
-            new = main.with_pattern(pattern, old | {subscriber})
-            return True if self._gcas(inode, main, new, gen, 1, hashed) else _RESTART
-        if subscriber not in old:
-            return False
-        new = main.with_pattern(pattern, old - {subscriber})
-        if inode is not root and new.is_empty():
+        by_pattern = main.by_pattern
+        new_patterns: dict[str, frozenset[Hashable]] | None = None
+        delta = 0
+        for pattern, subscribers in patterns.items():
+            old = by_pattern.get(pattern, EMPTY)
+            changed = subscribers - old if adding else subscribers & old
+            if not changed:
+                continue
+            if new_patterns is None:
+                new_patterns = dict(by_pattern)  # one copy for all the node's patterns
+            if adding:
+                new_patterns[pattern] = old | changed
+                delta += len(changed)
+            else:
+                kept = old - changed
+                if kept:
+                    new_patterns[pattern] = kept
+                else:
+                    del new_patterns[pattern]
+                delta -= len(changed)
+        if new_patterns is None:
+            return 0
+        new = main.with_patterns(new_patterns)
+        if not adding and inode is not root and new.is_empty():
             new = TOMB
-        if not self._gcas(inode, main, new, gen, -1, hashed):
+        if not self._gcas(inode, main, new, gen, delta, hashed):
             return _RESTART
         # Compact upwards while nodes die; failures are harmless (a later writer helps).
         depth = len(path) - 1
@@ -248,7 +280,7 @@ class CSTrieIndex(Index):
                 break
             new = parent.main
             depth -= 1
-        return True
+        return abs(delta)
 
     def _clean(self, parent: _INode, token: Token, child: _INode, gen: _Gen) -> bool:
         """Remove the tombed ``child`` from ``parent``; tomb the parent too if it empties."""

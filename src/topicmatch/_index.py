@@ -67,17 +67,6 @@ class Index(Versioned, abc.ABC):
     def match(self, words: list[str]) -> frozenset[Hashable]:
         """The subscribers of every pattern matching the topic's words."""
 
-    def reader(self, parse: Callable[[str], list[str] | None]) -> Callable[[str], frozenset[Hashable]] | None:
-        """A lookup of a topic as published, ``parse`` and :meth:`match` in one function, for an
-        index that does it faster than the facade's ``lookup`` calling both; None here (the trie
-        has one: :meth:`~._trie.TrieIndex.reader`)."""
-        return None
-
-    def after(self, lookups: int, callback: Callable[[], None]) -> bool:
-        """Call ``callback`` after ``lookups`` more lookups; False here: this index counts none
-        (the trie behind the default does: :meth:`~._trie.TrieIndex.after`)."""
-        return False
-
     def overlapping(self, tokens: Tokens, rules: TopicRules) -> list[tuple[str, frozenset[Hashable]]]:
         """(pattern, subscribers) of every pattern that overlaps ``tokens`` (:mod:`._algebra`).
 
@@ -86,8 +75,8 @@ class Index(Versioned, abc.ABC):
         return [(pattern, subs) for pattern, other, subs in self.items() if overlaps(tokens, other, rules)]
 
     def stable_dfa(self) -> DFA | None:
-        """The DFA of the current state, for a caller that walks topics itself; None here (only
-        the trie behind the default has one: :meth:`~._trie.TrieIndex.stable_dfa`)."""
+        """The DFA of the current state, for a caller that walks many topics itself; None here
+        (only the trie behind the default offers one: :meth:`~._trie.TrieIndex.stable_dfa`)."""
         return None
 
     @abc.abstractmethod

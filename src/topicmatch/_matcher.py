@@ -2,22 +2,21 @@
 
 The data path is always the same: text -> dialect (validation, canonical tokens) -> index
 (the algorithm's structure) -> frozenset of subscribers, with an optional result cache in front
-of the index. A failed call (invalid pattern or topic, unhashable subscriber) raises before
-anything is changed.
+of the index. A lookup takes one path, written out in :meth:`_Reader.lookup`. A failed call
+(invalid pattern or topic, unhashable subscriber) raises before anything is changed.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
-import warnings
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import replace
 from functools import partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, cast
 
 from ._by_subscriber import BySubscriber
-from ._cache import ResultCache, cached_lookups
+from ._cache import ResultCache
 from ._collector import collector_paused
 from ._cstrie import CSTrieIndex
 from ._dialects import Dialect, make_dialect, plain
@@ -34,10 +33,10 @@ from ._inverted_bitmap import InvertedBitmapIndex
 from ._naive import NaiveIndex
 from ._optimized_bitmap import OptimizedBitmapIndex
 from ._trie import TrieIndex
-from ._walk import UNION_BYTES
+from ._walk import Unions
 from ._words import Tokens
 
-__all__ = ["ALGORITHMS", "DEFAULT_CACHE_SIZE", "Matcher", "MatcherSnapshot"]
+__all__ = ["ALGORITHMS", "DEFAULT_CACHE_BYTES", "DEFAULT_CACHE_SIZE", "Matcher", "MatcherSnapshot"]
 
 if TYPE_CHECKING:
     # The subscriber type: Matcher[str] returns frozenset[str]; a bare Matcher is Matcher[Hashable].
@@ -61,9 +60,11 @@ _INDEXES: Final[dict[str, type[Index]]] = {
 #: Entries of the result cache of the default algorithm: room for the tens of thousands of topics
 #: that repeat on the workload matrix's Zipf and unmatched rows (7.8x and 7.1x the rate without
 #: the cache, against 1.3x and 1.2x at 16,384: benchmarks/cache_size.py, docs/performance.md,
-#: "Cache size"). It is also bounded in bytes (32 MiB), and switches itself off while it does
-#: not pay (docs/implementation.md, "The result cache").
+#: "Cache size").
 DEFAULT_CACHE_SIZE: Final = 65536
+#: Bytes the default may keep of what it learns from lookups (``cache_bytes``): half for the
+#: result cache, a quarter for the memo of unions, a quarter for the DFA of batch walks.
+DEFAULT_CACHE_BYTES: Final = 64 * 1024 * 1024
 
 ALGORITHMS: Final = (*_INDEXES, "default")
 
@@ -74,6 +75,7 @@ class _Reader(Generic[S]):
     _index: Index
     _dialect: Dialect
     _parse_topic: Callable[[str], list[str] | None]
+    _cache: ResultCache | None
 
     @property
     def dialect(self) -> str:
@@ -83,7 +85,9 @@ class _Reader(Generic[S]):
     def lookup(self, topic: str) -> frozenset[S]:
         """The subscribers of every pattern that matches ``topic``.
 
-        Raises :class:`~topicmatch.InvalidTopicError` for a topic the dialect rejects, and, on the
+        O(words x wildcard branches alive) for the walk, plus the result's union; a topic the
+        result cache holds (the default's): one dict access. Raises
+        :class:`~topicmatch.InvalidTopicError` for a topic the dialect rejects, and, on the
         inverted bitmap, :class:`~topicmatch.UnknownTopicError` for a topic outside its space.
 
         >>> m = Matcher()
@@ -92,39 +96,72 @@ class _Reader(Generic[S]):
         >>> sorted(m.lookup("forex.eur")), sorted(m.lookup("forex"))
         (['alice'], [])
         """
-        # No typing.cast here: at run time it is one more function call on every lookup.
+        # The one lookup path of every algorithm (docs/implementation.md draws it): the result
+        # cache's two generations, if there is a cache; else, or on a miss, the index's walk,
+        # which the cache's admission is told of while it is on.
+        cache = self._cache
+        if cache is not None:
+            # Each generation is probed only when it holds something: while nothing repeats,
+            # the topic is not even hashed.
+            hot = cache.hot
+            try:
+                if hot:
+                    result = hot.get(topic)
+                    if result is not None:
+                        return result  # type: ignore[return-value]
+                version = cache._version  # read before the index: see ResultCache.admit
+                warm = cache.warm
+                if warm:
+                    result = warm.get(topic)
+                    if result is not None:
+                        cache.promote(topic, version)
+                        return result  # type: ignore[return-value]
+            except TypeError:  # unhashable, so no topic: the parse below raises the typed error
+                cache = None
         words = self._parse_topic(topic)
         if words is None:
-            return EMPTY  # type: ignore[return-value]
-        try:
-            return self._index.match(words)  # type: ignore[return-value]
-        except UnknownTopicError:
-            raise UnknownTopicError(topic) from None
-
-    # The lookup without the result cache: the default's cached lookup falls back on it, and a
-    # matcher without a cache uses it as it is (one call less per lookup than a wrapper).
-    _lookup_direct = lookup
-
-    def _use_reader(self) -> None:
-        """Make ``lookup`` (and ``_lookup_direct``) the index's own reader where it has one: the
-        trie's parses and walks in one frame (:meth:`~._trie.TrieIndex.reader`)."""
-        reader = self._index.reader(self._parse_topic)
-        if reader is not None:
-            self.lookup = self._lookup_direct = reader  # type: ignore[method-assign, assignment]
+            result = EMPTY
+        else:
+            try:
+                result = self._index.match(words)
+            except UnknownTopicError:
+                raise UnknownTopicError(topic) from None
+        if cache is not None:
+            admission = cache.admission
+            if admission.on:
+                cache.admit(topic, words, result, version)
+            left = admission.left - 1  # one miss: a trial of admission, or of its wait
+            admission.left = left
+            if left <= 0:
+                admission.expire()
+        return result  # type: ignore[return-value]
 
     def lookup_many(self, topics: Iterable[str]) -> list[frozenset[S]]:
-        """``[lookup(t) for t in topics]``, faster: each distinct topic is matched once. Raises
-        what :meth:`lookup` raises, at the first bad topic."""
+        """``[lookup(t) for t in topics]``, faster: each distinct topic is matched once, and on
+        the default, a run of topics its cache holds is read by one C loop. Raises what
+        :meth:`lookup` raises, at the first bad topic."""
+        topics = self._dialect.topic_list(topics)
+        lookup = self.lookup
+        cache = self._cache
+        out: list[frozenset[S]] = []
+        if cache is not None:
+            for start in range(0, len(topics), _CHUNK):
+                chunk = topics[start : start + _CHUNK]
+                try:
+                    found = list(map(cache.hot.__getitem__, chunk))  # raises at the first miss
+                except (KeyError, TypeError):  # a topic it does not hold (or no topic at all)
+                    found = [lookup(topic) for topic in chunk]
+                out += found  # type: ignore[arg-type]
+            return out
         seen: dict[str, frozenset[S]] = {}
-        get, direct = seen.get, self._lookup_direct
-        out = []
-        for topic in self._dialect.topic_list(topics):
+        get = seen.get
+        for topic in topics:
             try:
                 result = get(topic)
             except TypeError:  # unhashable: lookup raises the dialect's typed error
-                result = direct(topic)
+                result = lookup(topic)
             if result is None:
-                result = seen[topic] = direct(topic)
+                result = seen[topic] = lookup(topic)
             out.append(result)
         return out
 
@@ -151,7 +188,7 @@ class _Reader(Generic[S]):
         }
 
     def batch_walk(self) -> BatchWalk | None:
-        """Walk many topics through the DFA the default learnt for the current subscriptions,
+        """Walk many topics through a DFA of the default's current subscriptions (made on demand),
         for a batch engine that walks topics itself, word by word (the Spark workers walk a
         batch's distinct topics level by level in Arrow); None on the other algorithms or while
         a write is under way. The same object while the subscriptions do not change.
@@ -172,11 +209,6 @@ class _Reader(Generic[S]):
         """The subscribed patterns, sorted (each appears once, whatever its subscriber count)."""
         return sorted(pattern for pattern, _tokens, _subs in self._index.items())
 
-    def topics(self) -> list[str]:
-        """Deprecated name of :meth:`patterns` (``topics=`` of the constructor is the topic space)."""
-        warnings.warn("Matcher.topics() is renamed patterns()", DeprecationWarning, stacklevel=2)
-        return self.patterns()
-
     def __len__(self) -> int:
         """The number of (pattern, subscriber) pairs."""
         return len(self._index)
@@ -185,16 +217,16 @@ class _Reader(Generic[S]):
 class MatcherSnapshot(_Reader[S]):
     """A read-only view of a matcher at one instant; later writes do not show in it.
 
-    Offers ``lookup``, ``lookup_many``, ``subscriptions``, ``patterns`` and ``len``. A snapshot
-    of the default has no result cache; its lookups learn a DFA of their own, within the
-    matcher's ``dfa_bytes``.
+    Offers ``lookup``, ``lookup_many``, ``subscriptions``, ``patterns``, ``overlapping``,
+    ``batch_walk`` and ``len``. A snapshot of the default has no result cache; it shares the
+    matcher's memo of unions, whose entries are right for any state.
     """
 
     def __init__(self, index: Index, dialect: Dialect) -> None:
         self._index = index
         self._dialect = dialect
         self._parse_topic = dialect.topic_parser()
-        self._use_reader()
+        self._cache = None
 
     def __repr__(self) -> str:
         return f"<MatcherSnapshot {self._index.name} {self.dialect} pairs={len(self)}>"
@@ -203,21 +235,21 @@ class MatcherSnapshot(_Reader[S]):
 class Matcher(_Reader[S]):
     """Find the subscribers of published topics among wildcard subscriptions.
 
-    ``algorithm`` is one of :data:`ALGORITHMS` (``"default"``: a trie whose DFA, result cache and
-    memo of unions turn themselves on where traffic repeats, see docs/implementation.md);
-    ``dialect`` one of
+    ``algorithm`` is one of :data:`ALGORITHMS` (``"default"``: the trie with a result cache in
+    front and a memo of unions behind, see docs/implementation.md); ``dialect`` one of
     ``"amqp"`` (default), ``"mqtt"``, ``"nats"``. ``pedantic`` (nats only) rejects published
-    subjects the server rejects in pedantic mode. ``max_bytes`` and
-    ``max_words`` override the dialect's limits on patterns and topics. ``cache_size`` sets the
-    result cache (0 turns it off; by default on only for ``"default"``). ``dfa_bytes`` bounds the
-    memory of the default's DFA (32 MiB by default; it then learns nothing more and lookups walk
-    the trie from where its known transitions end; what it keeps is charged by estimate, and stays
-    within 1.5x of the bound, tests/test_bounds.py). ``union_bytes`` bounds the default's memo
-    of unions (32 MiB by default, by an estimate that errs high, tests/test_unions.py; 0 keeps
-    nothing). ``topics`` is the topic
-    space of ``"inverted_bitmap"`` (required there, refused elsewhere).
+    subjects the server rejects in pedantic mode. ``max_bytes`` and ``max_words`` override the
+    dialect's limits on patterns and topics. ``cache_size`` sets the result cache's entries (0
+    turns it off; by default on only for ``"default"``, with :data:`DEFAULT_CACHE_SIZE`).
+    ``cache_bytes`` bounds everything the default keeps of what it learns from lookups
+    (:data:`DEFAULT_CACHE_BYTES`: half for the result cache, a quarter for the memo of unions,
+    a quarter for the DFA of :meth:`batch_walk`; each stays within its share by a charge that
+    errs high, traced by tests/test_bounds.py). ``topics`` is the topic space of
+    ``"inverted_bitmap"`` (required there, refused elsewhere).
 
-    All methods are thread-safe; lookups take no lock (see docs/implementation.md).
+    All methods are thread-safe; lookups take no lock (see docs/implementation.md). They rely on
+    CPython's GIL: on a free-threaded CPython running without it, the constructor raises
+    :class:`~topicmatch.ConfigurationError` (start Python with ``-X gil=1``).
 
     >>> m = Matcher(algorithm="trie", dialect="mqtt")
     >>> m.subscribe("sensors/+/temp", 1), m.subscribe("sensors/#", 2)
@@ -235,10 +267,10 @@ class Matcher(_Reader[S]):
         max_bytes: int | None = None,
         max_words: int | None = None,
         cache_size: int | None = None,
-        dfa_bytes: int | None = None,
-        union_bytes: int | None = None,
+        cache_bytes: int | None = None,
         topics: Iterable[str] | None = None,
     ) -> None:
+        _require_gil()
         if algorithm not in ALGORITHMS:
             raise ConfigurationError(
                 f"unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}"
@@ -247,8 +279,18 @@ class Matcher(_Reader[S]):
         self._parse_topic = self._dialect.topic_parser()
         self.algorithm = algorithm
         dollar = self._dialect.dollar_rule
-        _check_budget("dfa_bytes", dfa_bytes, algorithm, "DFA")
-        _check_budget("union_bytes", union_bytes, algorithm, "memo of unions")
+        if cache_size is None:
+            cache_size = DEFAULT_CACHE_SIZE if algorithm == "default" else 0
+        if not isinstance(cache_size, int) or cache_size < 0:
+            raise ConfigurationError(f"cache_size must be an int >= 0, not {cache_size!r}")
+        if cache_bytes is None:
+            cache_bytes = DEFAULT_CACHE_BYTES
+        elif algorithm != "default" and not cache_size:
+            raise ConfigurationError(
+                f"cache_bytes= bounds what the default (or a result cache) keeps; {algorithm} keeps nothing"
+            )
+        if not isinstance(cache_bytes, int) or cache_bytes < 0:
+            raise ConfigurationError(f"cache_bytes must be an int >= 0, not {cache_bytes!r}")
         if algorithm == "inverted_bitmap":
             if topics is None:
                 raise ConfigurationError("inverted_bitmap needs its topic space: Matcher(..., topics=[...])")
@@ -256,33 +298,16 @@ class Matcher(_Reader[S]):
         elif topics is not None:
             raise ConfigurationError(f"topics= is the inverted_bitmap's topic space; {algorithm} takes none")
         elif algorithm == "default":
-            # The trie, the fastest correct algorithm on every workload measured, with its DFA
-            # (and the result cache below): docs/implementation.md says why.
-            memo = UNION_BYTES if union_bytes is None else union_bytes
-            trie = self._index = TrieIndex(dollar, dfa=True, union_bytes=memo)
-            if dfa_bytes is not None:
-                trie.dfa_settings = replace(trie.dfa_settings, max_bytes=dfa_bytes)
+            # The trie, the fastest correct algorithm on every workload measured, with a memo of
+            # its unions (and the result cache below): docs/implementation.md says why.
+            self._index = TrieIndex(dollar, Unions(cache_bytes // 4), dfa_bytes=cache_bytes // 4)
         else:
             self._index = _INDEXES[algorithm](dollar)
-        if cache_size is None:
-            cache_size = DEFAULT_CACHE_SIZE if algorithm == "default" else 0
-        if not isinstance(cache_size, int) or cache_size < 0:
-            raise ConfigurationError(f"cache_size must be an int >= 0, not {cache_size!r}")
-        self._use_reader()
-        self._cache = ResultCache(cache_size, dollar) if cache_size else None
+        self._cache = None
+        if cache_size:
+            self._cache = ResultCache(cache_size, cache_bytes // 2, self._parse_topic, dollar)
         self._writes = threading.Lock()
         self._by_subscriber = BySubscriber()
-        if self._cache is not None:
-            # The cached paths are closures bound on the instance (see _cache.cached_lookups).
-            self.lookup, self.lookup_many = cached_lookups(  # type: ignore[method-assign, assignment]
-                self._cache,
-                self._parse_topic,
-                self._index.match,
-                self._lookup_direct,
-                self._dialect.topic_list,
-                self._index.after,
-                _stepper(self, self._index) if isinstance(self._index, TrieIndex) else None,
-            )
 
     def __repr__(self) -> str:
         cache = f" cache={self._cache.max_size}" if self._cache is not None else ""
@@ -512,43 +537,15 @@ class Matcher(_Reader[S]):
     @property
     def cache_info(self) -> Mapping[str, int]:
         """``size`` and ``max_size`` of the result cache (both 0 without one), and ``bytes``
-        charged to it; the cache switches itself off while its hit rate is low (see
-        docs/implementation.md), and is then empty."""
+        charged to it (see docs/implementation.md, "The result cache")."""
         cache = self._cache
         if cache is None:
             return MappingProxyType({"size": 0, "max_size": 0, "bytes": 0})
         return MappingProxyType({"size": len(cache), "max_size": cache.max_size, "bytes": cache.bytes})
 
 
-def _stepper(
-    matcher: Matcher[Any], index: TrieIndex
-) -> Callable[[Callable[[str], frozenset[Any]] | None], None]:
-    """The result cache's way in and out of ``matcher``'s lookup path (see
-    :func:`._cache.cached_lookups`): ``step(cached)`` makes the cache's lookup the matcher's and
-    the trie's ``front``; ``step(None)`` puts the trie's redirecting reader in its place, which
-    sends topics back to the cache once it is in again, for callers who kept it."""
-    bare = index.reader(matcher._parse_topic, redirect=True)
-
-    def step(cached: Callable[[str], frozenset[Any]] | None) -> None:
-        index.front = cached
-        matcher.lookup = bare if cached is None else cached  # type: ignore[method-assign, assignment]
-
-    return step
-
-
 def _is_pair_like(value: object) -> bool:
     return isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray))
-
-
-def _check_budget(name: str, value: object, algorithm: str, what: str) -> None:
-    """A byte budget of the default's (``dfa_bytes``, ``union_bytes``): None, or an int >= 0 given
-    to ``"default"``; :class:`~topicmatch.ConfigurationError` otherwise."""
-    if value is None:
-        return
-    if algorithm != "default":
-        raise ConfigurationError(f"{name}= bounds the default's {what}; {algorithm} has none")
-    if not isinstance(value, int) or value < 0:
-        raise ConfigurationError(f"{name} must be an int >= 0, not {value!r}")
 
 
 def _check_subscriber(subscriber: object) -> None:
@@ -558,3 +555,20 @@ def _check_subscriber(subscriber: object) -> None:
         raise InvalidSubscriberError(
             f"a subscriber must be hashable; got an unhashable {type(subscriber).__name__}"
         ) from None
+
+
+def _require_gil() -> None:
+    """Refuse to run lock-free readers without the GIL they rely on (docs/implementation.md,
+    "Concurrency"): a free-threaded CPython that runs without it (``sys._is_gil_enabled()``
+    false) gets :class:`~topicmatch.ConfigurationError`, not wrong answers."""
+    gil_enabled = getattr(sys, "_is_gil_enabled", None)  # CPython 3.13 and later
+    if gil_enabled is not None and not gil_enabled():
+        raise ConfigurationError(
+            "topicmatch's lock-free lookups rely on the GIL, and this free-threaded CPython runs "
+            "without it; start Python with -X gil=1 (or PYTHON_GIL=1)"
+        )
+
+
+#: Topics per C loop of the default's ``lookup_many``: a miss costs at most this many wasted
+#: dict accesses.
+_CHUNK: Final = 256

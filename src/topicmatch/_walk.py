@@ -24,6 +24,7 @@ from sys import intern
 from types import MappingProxyType
 from typing import Any, Final
 
+from ._governor import Governor
 from ._index import EMPTY
 from ._words import HASH, STAR, Token
 
@@ -147,15 +148,16 @@ class Node(dict[str, "Node"]):
         return not self.by_pattern and not len(self) and self.star is None and self.hash is None
 
     # -- writers (the trie's lock held) ---------------------------------------------------
-    def add(self, pattern: str, subscribers: frozenset[Hashable]) -> int:
-        """Add ``subscribers`` to ``pattern`` here; how many were new. O(len(subscribers) + SMALL)."""
+    def add(self, pattern: str, subscribers: frozenset[Hashable], small: int = SMALL) -> int:
+        """Add ``subscribers`` to ``pattern`` here; how many were new. O(len(subscribers) + small):
+        a node with more than ``small`` pairs is big (the class docstring; the trie's ``small``)."""
         by_pattern = self.by_pattern
         if by_pattern is NO_PATTERNS:
             by_pattern = self.by_pattern = {}
         old = by_pattern.get(pattern)
         if old is None:
             fresh = subscribers
-            by_pattern[pattern] = subscribers if len(subscribers) <= SMALL else set(subscribers)
+            by_pattern[pattern] = subscribers if len(subscribers) <= small else set(subscribers)
         else:
             fresh = subscribers.difference(old)  # O(len(subscribers))
             if not fresh:
@@ -164,14 +166,14 @@ class Node(dict[str, "Node"]):
                 old |= fresh
             else:
                 merged = old | fresh
-                by_pattern[pattern] = merged if len(merged) <= SMALL else set(merged)
+                by_pattern[pattern] = merged if len(merged) <= small else set(merged)
         self.pairs += len(fresh)
-        self._publish(fresh, ())
+        self._publish(fresh, (), small)
         return len(fresh)
 
-    def remove(self, pattern: str, subscribers: frozenset[Hashable]) -> int:
+    def remove(self, pattern: str, subscribers: frozenset[Hashable], small: int = SMALL) -> int:
         """Remove ``subscribers`` from ``pattern`` here; how many were here. O(len(subscribers)
-        + SMALL), published in one change, as :meth:`add`."""
+        + small), published in one change, as :meth:`add`."""
         by_pattern = self.by_pattern
         old = by_pattern.get(pattern)
         if old is None:
@@ -186,19 +188,20 @@ class Node(dict[str, "Node"]):
         else:
             by_pattern[pattern] = old - gone
         self.pairs -= len(gone)
-        self._publish((), gone)
+        self._publish((), gone, small)
         return len(gone)
 
-    def _publish(self, added: Iterable[Hashable], removed: Iterable[Hashable]) -> None:
+    def _publish(self, added: Iterable[Hashable], removed: Iterable[Hashable], small: int) -> None:
         """Bring the readers' view up to date after a change of the patterns here.
 
-        Small node: the new union, O(SMALL). Big node: ``counts`` follows the change, a new
-        ``stamp`` tells readers their cached union is old, and ``subs`` becomes None. The order
+        Small node (``small`` pairs at most): the new union, O(small). Big node: ``counts``
+        follows the change, a new ``stamp`` tells readers their cached union is old, and
+        ``subs`` becomes None. The order
         of the stores matters for lock-free readers: ``counts`` is complete before ``subs`` is
         None, and ``subs`` is a frozenset again before ``counts`` goes.
         """
         counts = self.counts
-        if self.pairs > SMALL:
+        if self.pairs > small:
             if counts is None:
                 counts = {}
                 for subs in self.by_pattern.values():
@@ -320,16 +323,16 @@ def union_of(found: list[frozenset[Hashable]]) -> frozenset[Hashable]:
 
 #: The union memo (:class:`Unions`): its slots (a power of two), the fewest subscribers a union
 #: must hold to be kept (uniting fewer costs a few hundred ns, a hit about 200: the first table of
-#: ``benchmarks/union_memo.py``), the bytes it may hold by default, and the probes per judgement
-#: of whether it pays.
+#: ``benchmarks/union_memo.py``), and the unions per judgement of whether it pays.
 UNION_SLOTS: Final = 1024
 UNION_MIN: Final = 64
-UNION_BYTES: Final = 32 * 1024 * 1024
+#: The sets, or the size of the first set, that make a union worth asking the memo for.
+UNION_GATE: Final = 16
 UNION_WINDOW: Final = 1024
 _UNION_MASK: Final = UNION_SLOTS - 1
-#: Probes the memo stays off the first time it finds it does not pay, and at most.
+#: Unions the memo stays off after a judgement that failed, first and at most.
 UNION_BACKOFF: Final = 16 * UNION_WINDOW
-UNION_MAX_BACKOFF: Final = 1 << 22
+UNION_MAX_BACKOFF: Final = 64 * UNION_WINDOW
 #: A window pays when its hits saved at least this many subscribers' insertions per probe: a
 #: hit (a tuple of the sets, its hash, a slot) costs about what uniting 16 subscribers does
 #: (``benchmarks/union_memo.py``; docs/performance.md, "The union memo").
@@ -342,76 +345,95 @@ class Unions:
     Half of a lookup that returns a few hundred subscribers is their union (one insertion per
     subscriber), and a topic that comes again unites the same sets again. A write replaces only
     the sets of the patterns it changes, so under subscription churn most topics' sets stay the
-    same from one lookup to the next while every cache of *topics* is invalidated (the DFA ends
-    with each write, the result cache is emptied by the wide patterns that churn writes). Keyed
-    by the tuple of the sets themselves, a memoised union is right by construction: the same
-    sets have the same union, whatever was written since, so nothing is ever invalidated.
+    same from one lookup to the next while a cache of *topics* loses every topic a write's
+    pattern matches; and with many subscribers on a few patterns (fan-out), every topic unites
+    the same few big sets. Keyed by the tuple of the sets themselves, a memoised union is right
+    by construction: the same sets have the same union, whatever was written since, so nothing
+    is ever invalidated.
 
     Direct-mapped: :data:`UNION_SLOTS` slots, one entry each, chosen by the key's hash; a new
     union replaces the entry in its slot. So a store frees what it replaces, and the memo adds
     no work for CPython's cyclic collector (a dict of entries, cleared when full, made the
     collector take a third of a churning lookup's time, as each store left new tracked objects:
     ``benchmarks/union_memo.py``).
-    Only unions of at least :data:`UNION_MIN` subscribers are kept.
+    Only unions of at least ``keep`` (:data:`UNION_MIN`) subscribers are kept.
 
     Bounded in bytes: each entry is charged its union, its key and the key's sets (which a
     write may have replaced in the trie, leaving them to the memo), by an estimate from their
-    sizes that errs high (:meth:`_keep`); a union charged more than
-    1/64 of ``max_bytes`` (:data:`UNION_BYTES` by default) is never kept, and one that would take
-    the charge past ``max_bytes`` makes room by dropping entries in slot order from a clock
-    hand. So the memo holds at most ``max_bytes`` by this charge (tests/test_unions.py traces
-    it), whatever the traffic. The running charge is recounted at every judgement: races
-    between readers skew it for one window at most.
+    sizes that errs high (:meth:`_keep`); a union charged more than half of ``max_bytes`` is
+    never kept, and one that would take the charge past ``max_bytes`` makes room by dropping
+    entries in slot order from a clock hand. So the memo holds at most ``max_bytes`` by this
+    charge (tests/test_unions.py traces it), whatever the traffic. The running charge is
+    recounted at every judgement: races between readers skew it for one window at most.
 
-    It measures its own worth: every :data:`UNION_WINDOW` probes, if its hits saved fewer than
-    :data:`UNION_PAYS` subscribers' insertions per probe (topics that do not repeat, small
-    unions), it empties itself and stays off for :data:`UNION_BACKOFF` unions, four times longer
-    each time again (at most :data:`UNION_MAX_BACKOFF`). While it is off, the default's trie
-    unites without calling it and counts the wait itself (``step_out``,
-    :meth:`~._trie.TrieIndex.after`); a trie that counts nothing (a snapshot) calls it, and it
-    counts the wait. Readers share it without a lock: a slot's store is one atomic
-    store of an immutable entry, and a lost count only moves a judgement.
+    Whether it pays is judged by its :class:`~._governor.Governor`: every :data:`UNION_WINDOW`
+    probes, if its hits saved fewer than :data:`UNION_PAYS` subscribers' insertions per probe
+    (topics that do not repeat, small unions), it empties itself and unites without probing
+    for :data:`UNION_BACKOFF` unions, doubling up to :data:`UNION_MAX_BACKOFF`. Readers share it
+    without a lock: a slot's store is one atomic store of an immutable entry, and a lost count
+    only moves a judgement.
+
+    >>> memo = Unions(max_bytes=1 << 20)
+    >>> a, b = frozenset(range(40)), frozenset(range(40, 80))
+    >>> memo.of([a, b]) is memo.of([a, b])   # the second is the memo's
+    True
     """
 
-    __slots__ = ("backoff", "bytes", "hand", "max_bytes", "off", "probes", "saved", "slots", "step_out")
+    __slots__ = ("bytes", "gate", "governor", "hand", "keep", "max_bytes", "saved", "slots")
 
-    def __init__(self, max_bytes: int = UNION_BYTES) -> None:
+    def __init__(self, max_bytes: int, keep: int = UNION_MIN, gate: int = UNION_GATE) -> None:
         self.max_bytes = max_bytes
+        self.keep = keep  # the fewest subscribers a union holds to be kept
+        self.gate = gate  # the sets, or the size of the first, that make it worth a probe
         self.slots: list[tuple[tuple[frozenset[Hashable], ...], frozenset[Hashable], int] | None] = [
             None
         ] * UNION_SLOTS
         self.bytes = 0  # the charge of the entries held
         self.hand = 0  # the next slot to drop when the charge must make room (see _keep)
-        self.off = 0  # unions left to make without the memo
-        self.backoff = UNION_BACKOFF
-        self.probes = 0  # of the current window
+        self.governor = Governor(UNION_WINDOW, UNION_BACKOFF, UNION_MAX_BACKOFF, self._paid)
         self.saved = 0  # subscribers' insertions the window's hits saved
-        # Told the off count when the memo switches itself off: the trie then unites without it
-        # and counts the wait itself (TrieIndex._memo_out); while off, ``of`` counts it too.
-        self.step_out: Callable[[int], None] | None = None
 
     def of(self, found: list[frozenset[Hashable]]) -> frozenset[Hashable]:
-        """The union of ``found``, as :func:`union_of`, from the memo when it holds it."""
-        if len(found) < 2:
-            return found[0] if found else EMPTY
-        if self.off:
-            # Counted here only for a trie that does not count its lookups itself (a snapshot,
-            # or one without a DFA): the default's trie unites without the memo while it is off.
-            self.off -= 1
-            return union_of(found)
+        """The union of ``found``, as :func:`union_of`, from the memo when it holds it. O(1) on a
+        hit; else the union, O(its size), and O(1) amortised to keep it.
+
+        Only unions that may be big go near the memo and its governor: of ``gate`` sets or more
+        (a topic that many patterns match, as under churn), or whose first set is that big (a
+        fan-out: the walk gathers a ``#`` leaf's set, the broadest, first). The others (a few
+        small sets: most lookups of most tables) are united at once, at the cost of two
+        comparisons.
+        """
+        n = len(found)
+        if n < 2:
+            return found[0] if n else EMPTY
+        gate = self.gate
+        if n >= gate or len(found[0]) >= gate:
+            governor = self.governor
+            governor.left -= 1  # a probe of the window (on), or a union of the wait (off)
+            if governor.left <= 0:
+                governor.expire()
+            if governor.on:
+                return self._probe(found)
+        # union_of's cases, written out: no frame of its own for the walk to pay.
+        if n == 2:
+            return found[0] | found[1]
+        if n == 3:
+            return found[0] | found[1] | found[2]
+        return EMPTY.union(*found)
+
+    def _probe(self, found: list[frozenset[Hashable]]) -> frozenset[Hashable]:
+        """The union of two sets or more, from its slot if the entry there has the same sets,
+        else made and kept (if it holds :data:`UNION_MIN` subscribers)."""
         key = tuple(found)
         slot = hash(key) & _UNION_MASK
         entry = self.slots[slot]
         if entry is not None and entry[0] == key:  # the same sets (identity first, cheap)
             result = entry[1]
             self.saved += len(result)
-        else:
-            result = union_of(found)
-            if len(result) >= UNION_MIN:
-                self._keep(slot, key, result, entry)
-        self.probes += 1
-        if self.probes >= UNION_WINDOW:
-            self._judge()
+            return result
+        result = union_of(found)
+        if len(result) >= self.keep:
+            self._keep(slot, key, result, entry)
         return result
 
     def _keep(
@@ -429,7 +451,7 @@ class Unions:
         # table is at least a quarter full, so 64 bytes per element (16 per slot) and 256 per
         # set (its header, or the table of a set of a few) bound what getsizeof would say.
         charge = 64 * (len(result) + sum(map(len, key))) + 256 * (len(key) + 2)
-        if charge > self.max_bytes >> 6:
+        if charge > self.max_bytes >> 1:
             return  # a union this big would leave room for few others
         slots = self.slots
         if old is not None:
@@ -448,19 +470,15 @@ class Unions:
         slots[slot] = (key, result, charge)
         self.bytes += charge
 
-    def _judge(self) -> None:
-        """End a window: stay on if the hits paid for the probes, else empty and back off."""
-        off = False
-        if self.saved < UNION_PAYS * self.probes:
+    def _paid(self) -> bool:
+        """The governor's test of a window: did the hits save :data:`UNION_PAYS` insertions per
+        probe? If not, the memo empties itself (its governor then keeps it off a while)."""
+        pays = self.saved >= UNION_PAYS * UNION_WINDOW
+        if not pays:
             self.slots = [None] * UNION_SLOTS
-            self.off, self.backoff = self.backoff, min(4 * self.backoff, UNION_MAX_BACKOFF)
-            off = True
-        else:
-            self.backoff = UNION_BACKOFF
         self.bytes = sum(entry[2] for entry in self.slots if entry is not None)
-        self.probes = self.saved = 0
-        if off and self.step_out is not None:
-            self.step_out(self.off)
+        self.saved = 0
+        return pays
 
 
 def finish_leaves(

@@ -82,7 +82,7 @@ def test_a_plain_topic_is_valid_and_its_words_are_its_split(
     dialect: str, pedantic: bool, topics: list[str]
 ) -> None:
     rules = make_dialect(dialect, pedantic=pedantic, max_bytes=80, max_words=4)
-    dfa = TrieIndex(rules.dollar_rule, dfa=True).stable_dfa()
+    dfa = TrieIndex(rules.dollar_rule, dfa_bytes=1 << 20).stable_dfa()
     assert dfa is not None
     walker = LevelWalker(rules, dfa.batch_walk())
     for topic, plain in zip(topics, walker.plain(pa.array(topics, pa.string())).tolist(), strict=True):

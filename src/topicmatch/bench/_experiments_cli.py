@@ -45,6 +45,14 @@ def add_bench_commands(subparsers: Any) -> None:
     for name, (_module, help_text) in EXPERIMENTS.items():
         parser = subparsers.add_parser(name, help=help_text, description=f"Experiment '{name}': {help_text}.")
         _common(parser, f"out/bench/{name}")
+        if name == "workloads":
+            parser.add_argument(
+                "--rows",
+                type=lambda text: set(text.split(",")),
+                metavar="ROW[,ROW...]",
+                help="only these rows (study, distinct-10k, distinct-100k, zipf, unmatched, churn, "
+                "fanout-20k, fanout-100k/10, subs-1M, burst-1000k; quick sizes name them after theirs)",
+            )
         parser.set_defaults(run=functools.partial(_run, [name]))
     parser = subparsers.add_parser(
         "all",
@@ -70,7 +78,11 @@ def _run(
     for name in names:
         module = importlib.import_module(EXPERIMENTS[name][0])
         out = options.out / name if nested else options.out
-        report = module.run(out, repeat=options.repeat, quick=options.quick, progress=Progress(name, stderr))
+        rows = getattr(options, "rows", None)
+        extra = {"only": rows} if rows else {}
+        report = module.run(
+            out, repeat=options.repeat, quick=options.quick, progress=Progress(name, stderr), **extra
+        )
         written.append((name, report))
         print(f"{name}: {report}", file=stdout)
     if nested:

@@ -49,8 +49,10 @@ class NotBuilt(Exception):
 
 
 def contenders_for(dialect: str) -> tuple[str, ...]:
-    """Every contender of a row in ``dialect``: topicmatch's, then the peers speaking it."""
-    return (*ALGORITHMS, "paho" if dialect == "mqtt" else "kombu")
+    """Every contender of a row in ``dialect``: topicmatch's, then the peer speaking it (none
+    speaks NATS subjects)."""
+    peers = {"mqtt": ("paho",), "amqp": ("kombu",)}.get(dialect, ())
+    return (*ALGORITHMS, *peers)
 
 
 class _Paho:

@@ -31,8 +31,11 @@ def fmt_ns(ns: float) -> str:
 
 
 class Report:
-    def __init__(self, experiment: str, out: Path, title: str, params: dict[str, Any]) -> None:
+    def __init__(
+        self, experiment: str, out: Path, title: str, params: dict[str, Any], quick: bool = False
+    ) -> None:
         self.experiment = experiment
+        self.quick = quick
         self.out = out
         self.title = title
         self.params = params
@@ -74,6 +77,12 @@ class Report:
             "Parameters: " + ", ".join(f"{k}={v}" for k, v in self.params.items()) + ".",
             "",
         ]
+        if self.quick:
+            head += [
+                "**A quick run (`--quick`): small sizes and short rounds, a smoke test. Its figures are "
+                "not the documented ones (docs/performance.md); run without `--quick` for those.**",
+                "",
+            ]
         report = self.out / "report.md"
         report.write_text("\n".join(head) + "\n".join(self.parts), encoding="utf-8")
         payload = {

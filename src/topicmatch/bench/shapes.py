@@ -19,6 +19,8 @@ topics to look up, all from a fixed seed. The shapes, and the systems they stand
   them: lookups return sets of tens of thousands.
 * ``million``: a large table (AMQP, Zipf words), where a lookup's *first* sight of a topic and
   later repeats differ most.
+* ``burst``: a NATS server's mix: many subscriptions, a thousand hot subjects, then a burst of
+  subjects never seen before, then the hot subjects again (``Shape.hot`` and ``Shape.topics``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from .._workloads import Zipf, realistic, study_throughput
 
 __all__ = [
     "Shape",
+    "burst",
     "churn",
     "distinct",
     "fanout",
@@ -56,6 +59,7 @@ class Shape:
     topics: list[str]
     once: bool = False
     writes: list[tuple[bool, str, int]] = field(default_factory=list)
+    hot: list[str] = field(default_factory=list)  # burst only: the subjects hot before and after
 
     @property
     def patterns(self) -> int:
@@ -187,3 +191,31 @@ def million(subscriptions: int, lookups: int, seed: int = 16) -> Shape:
     topics = list(dict.fromkeys(pool))[:lookups]
     label = f"{subscriptions // 1000}k" if subscriptions < 1_000_000 else f"{subscriptions // 1_000_000}M"
     return Shape(f"subs-{label}", "amqp", [(p, i) for i, p in enumerate(patterns)], topics, once=True)
+
+
+def burst(subscriptions: int, hot: int, topics: int, seed: int = 17) -> Shape:
+    """NATS subscriptions of services and devices (``svc<a>.<device>.<metric>``: 94 % literal, 5 %
+    with a ``*``, 1 % ending in ``>``), ``hot`` subscribed subjects, and ``topics`` subjects that
+    are all different and none of them hot (most under subscribed prefixes, so lookups walk)."""
+    rng = random.Random(seed)
+    pairs: list[tuple[str, int]] = []
+    subjects: list[str] = []
+    for i in range(subscriptions):
+        words = [f"svc{rng.randrange(20)}", f"d{rng.randrange(subscriptions)}", f"m{rng.randrange(8)}"]
+        draw = rng.random()
+        if draw < 0.05:
+            words[1] = "*"
+        elif draw < 0.06:
+            words[1:] = [">"]
+        else:
+            subjects.append(".".join(words))
+        pairs.append((".".join(words), i))
+    hot_subjects = rng.sample(subjects, hot)
+    seen = set(hot_subjects)
+    new: list[str] = []
+    while len(new) < topics:
+        subject = f"svc{rng.randrange(20)}.n{rng.randrange(10 * topics)}.m{rng.randrange(8)}"
+        if subject not in seen:
+            seen.add(subject)
+            new.append(subject)
+    return Shape(f"burst-{subscriptions // 1000}k", "nats", pairs, new, hot=hot_subjects)

@@ -1,22 +1,33 @@
-"""Experiment: the workload matrix, every matcher on the shapes real traffic has.
+"""Experiment: the workload matrix, every matcher on the shapes real traffic has, fresh and steady.
 
 Rows (data from :mod:`.shapes`, fixed seeds): the study's throughput workload; distinct topics
 each looked up once (10k and 100k MQTT filters); Zipf-repeated hot topics; mostly-unmatched
 publishes; subscription churn (subscribe/unsubscribe pairs at a fixed rate interleaved with
-lookups); fan-out (20k subscribers on one filter, 100k over 10 filters); and a large table (first
-lookups of topics, then repeats, and memory per subscription). Columns: topicmatch's default (with
-and without its result cache), the five algorithms, and the Python peer that speaks the row's
-dialect (paho-mqtt for MQTT, kombu for AMQP).
+lookups); fan-out (20k subscribers on one filter, 100k over 10 filters); a large table (first
+lookups of topics, then repeats, and memory per subscription); and a burst (hot subjects, a burst
+of new ones, the hot ones again). Columns: topicmatch's default (with and without its result
+cache), the five algorithms, and the Python peer that speaks the row's dialect (paho-mqtt for
+MQTT, kombu for AMQP; NATS has none).
 
-Method. All contenders of a row are built first (within a time budget each), then measured in
-alternation: round after round, each contender runs once in turn, so that a noisy machine slows
-them alike; the figure is the median of the rounds, after one warm-up round. A run looks topics up
-for at most a time budget and its rate is computed on the lookups it did. Rows marked *once* give
-every contender topics it has never seen in every round (consecutive slices). Every answer of
-topicmatch's contenders is checked against the trie on a sample of the row's topics (200, or as
-many as a tenth of the build budget allows, at least ten); a peer's disagreements are counted
-and shown. Memory (large table only) is what ``tracemalloc`` saw
-allocated while building, divided by the number of subscriptions.
+Every row is measured twice. **Early life**: a matcher that has just been built (how a Spark task,
+a CLI run or a restarted broker meets it), over its first lookups: the rate of the first
+``early[0]`` and of the first ``early[1]`` lookups, each contender built afresh for every round
+(on the large table, the one build of the steady phase, before any lookup). **Steady state**:
+built once, one warm-up round, then rounds of lookups; on rows whose topics are seen once, every
+round reads topics no contender has seen.
+
+Method. Contenders are measured in alternation: round after round each runs once in turn (the
+order reversed every other round, early life), so that a noisy machine slows them alike; a figure
+is the median of the rounds, and a ratio the median over the rounds of the default's rate divided
+by the other's in the same round. A run stops at a time budget and its rate is computed on the
+lookups it did (the report says where a window was cut short). Every answer of topicmatch's
+contenders is checked against the trie on a sample of the row's topics; a peer's disagreements
+are counted and shown. Memory (large table only) is what ``tracemalloc`` saw allocated while
+building, divided by the number of subscriptions.
+
+The burst row gives each contender the hot subjects until it is warm, then the burst, then the
+hot subjects again: its rate is that of the first lookups after the burst (``burst[3]`` of them),
+and the report shows the rate before the burst beside it.
 """
 
 from __future__ import annotations
@@ -24,7 +35,7 @@ from __future__ import annotations
 import gc
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +50,7 @@ __all__ = ["run"]
 FIVE = ("naive", "inverted_bitmap", "optimized_bitmap", "trie", "cstrie")
 WRITE_RATE = 10_000  # churn: subscribe/unsubscribe operations per second
 SAMPLE = 200  # topics per row on which every answer is checked
+STEADY = "steady"  # the key of the steady-state figures beside the early windows
 
 
 @dataclass
@@ -53,9 +65,26 @@ class Sizes:
     churn: int
     fanout: tuple[tuple[int, int], ...]
     million: int
+    early: tuple[int, int]  # the early-life windows: a fresh matcher's first lookups
+    early_budget: float  # seconds per early-life run and contender
+    burst: tuple[int, int, int, int]  # subscriptions, hot subjects, burst subjects, lookups after
 
 
-QUICK = Sizes(3_000, 0.03, 5.0, 6_000, 0.05, (10_000,), 5_000, 10_000, ((5_000, 1), (20_000, 10)), 20_000)
+QUICK = Sizes(
+    3_000,
+    0.03,
+    5.0,
+    6_000,
+    0.05,
+    (10_000,),
+    5_000,
+    10_000,
+    ((5_000, 1), (20_000, 10)),
+    20_000,
+    (1_000, 3_000),
+    0.5,
+    (20_000, 200, 5_000, 1_000),
+)
 FULL = Sizes(
     200_000,
     0.5,
@@ -67,21 +96,31 @@ FULL = Sizes(
     300_000,
     ((20_000, 1), (100_000, 10)),
     1_000_000,
+    (10_000, 100_000),
+    5.0,
+    (1_000_000, 1_000, 200_000, 10_000),
 )
 
 
 @dataclass
 class Row:
-    """One row's results: the measure per contender, and notes (why a cell is empty, peers' errors)."""
+    """One row's results: rates per contender by phase (early windows and steady), the default's
+    ratios to each, and notes (why a cell is empty, peers' errors, windows cut short)."""
 
     name: str
     title: str
     dialect: str
-    unit: str = "lookups/s"
-    rates: dict[str, float] = field(default_factory=dict)
-    paired: dict[str, float] = field(default_factory=dict)  # default / contender, round by round
+    rates: dict[str, dict[str, float]] = field(default_factory=dict)  # phase -> contender -> rate
+    paired: dict[str, dict[str, float]] = field(default_factory=dict)  # phase -> contender -> ratio
     notes: dict[str, str] = field(default_factory=dict)
     extra: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def ratio(self, phase: str, name: str | None) -> float | None:
+        return self.paired.get(phase, {}).get(name or "")
+
+
+def _phases(sizes: Sizes) -> list[str]:
+    return [f"first {n:,}" for n in sizes.early] + [STEADY]
 
 
 def _lookups(lookup: Callable[[str], Any], topics: list[str], budget: float) -> float:
@@ -91,18 +130,37 @@ def _lookups(lookup: Callable[[str], Any], topics: list[str], budget: float) -> 
     per lookup (naive or kombu at a million subscriptions) stops after the first one past the
     budget, not after 64 of them.
     """
+    rates = _window_rates(lookup, topics, (len(topics),), budget)
+    return rates[len(topics)][0]
+
+
+def _window_rates(
+    lookup: Callable[[str], Any], topics: list[str], windows: tuple[int, ...], budget: float
+) -> dict[int, tuple[float, int]]:
+    """For each window ``w``: the rate of the first ``w`` lookups of ``topics`` and how many were
+    done (fewer than ``w`` when the ``budget`` in seconds ran out first: the rate is then that of
+    the lookups done). The clock is read as :func:`_lookups` says, and at each window's end."""
     clock = time.perf_counter
+    out: dict[int, tuple[float, int]] = {}
+    last = max(windows)
     start = clock()
     deadline = start + budget
     done, step = 0, 1
-    while done < len(topics):
-        for topic in topics[done : done + step]:
+    while done < last:
+        end = min(done + step, last, *(w for w in windows if w > done))
+        for topic in topics[done:end]:
             lookup(topic)
-        done = min(done + step, len(topics))
-        if clock() > deadline:
+        done = end
+        now = clock()
+        if done in windows:
+            out[done] = (done / (now - start), done)
+        if now > deadline:
             break
         step = min(2 * step, 64)
-    return done / (clock() - start)
+    elapsed = clock() - start
+    for w in windows:
+        out.setdefault(w, (done / elapsed, done))
+    return out
 
 
 def _check(
@@ -128,80 +186,150 @@ def _check(
     row.notes[name] = f"wrong on {len(wrong)} of {checked} checked topics (e.g. `{wrong[0]}`)"
 
 
-def _build_all(
-    shape: shapes.Shape, row: Row, sizes: Sizes, progress: Progress, memory: bool = False
-) -> dict[str, Contender]:
-    built: dict[str, Contender] = {}
-    for name in contenders_for(shape.dialect):
-        progress(f"{row.name}: building {name}")
-        gc.collect()
+def _build_one(
+    name: str, shape: shapes.Shape, row: Row, sizes: Sizes, memory: bool = False
+) -> Contender | None:
+    """Contender ``name`` holding the row's pairs, or None with a note saying why not."""
+    if name == "inverted_bitmap" and (shape.once or shape.hot):
+        row.notes[name] = "not run: its topic space must be known up front, and these topics are new"
+        return None
+    gc.collect()
+    if memory:
+        tracemalloc.start()
+    start = time.perf_counter()
+    try:
+        built = build(name, shape.dialect, shape.pairs, lambda: shape.topics, sizes.build_budget)
+    except NotBuilt as why:
+        row.notes[name] = f"not run: {why}"
+        return None
+    finally:
         if memory:
-            tracemalloc.start()
-        start = time.perf_counter()
-        if name == "inverted_bitmap" and shape.once:
-            row.notes[name] = "not run: its topic space must be known up front, and these topics are new"
-            continue
-        try:
-            built[name] = build(name, shape.dialect, shape.pairs, lambda: shape.topics, sizes.build_budget)
-        except NotBuilt as why:
-            row.notes[name] = f"not run: {why}"
-            continue
-        finally:
-            if memory:
-                allocated = tracemalloc.get_traced_memory()[0]
-                tracemalloc.stop()
-        row.extra.setdefault(name, {})["build_s"] = time.perf_counter() - start
-        if memory:
-            row.extra[name]["bytes_per_subscription"] = allocated / len(shape.pairs)
+            allocated = tracemalloc.get_traced_memory()[0]
+            tracemalloc.stop()
+    row.extra.setdefault(name, {})["build_s"] = time.perf_counter() - start
+    if memory:
+        row.extra[name]["bytes_per_subscription"] = allocated / len(shape.pairs)
     return built
 
 
-def _rounds(
-    built: dict[str, Contender],
+def _build_all(
+    shape: shapes.Shape,
     row: Row,
-    repeat: int,
-    measure: Callable[[str, Contender, int], float],
-) -> None:
-    """Round-robin measurement: round 0 warms up, then ``repeat`` rounds; the median counts."""
-    samples: dict[str, list[float]] = {name: [] for name in built}
-    for r in range(repeat + 1):
-        for name, contender in built.items():
-            value = measure(name, contender, r)
-            if r:
-                samples[name].append(value)
-    for name, values in samples.items():
-        row.rates[name] = median(values)
-        row.extra.setdefault(name, {})["runs"] = values
+    sizes: Sizes,
+    progress: Progress,
+    memory: bool = False,
+    skip: tuple[str, ...] = (),
+) -> dict[str, Contender]:
+    built: dict[str, Contender] = {}
+    for name in contenders_for(shape.dialect):
+        if name in skip:
+            row.notes[name] = f"not run: {len(shape.pairs):,} subscriptions (see the subs-1M row)"
+            continue
+        progress(f"{row.name}: building {name}")
+        contender = _build_one(name, shape, row, sizes, memory)
+        if contender is not None:
+            built[name] = contender
+    return built
+
+
+def _pair(row: Row, phase: str, samples: dict[str, list[float]]) -> None:
+    """Medians of ``samples`` (contender -> rate per round) and of the default's ratio to each."""
+    row.rates[phase] = {name: median(values) for name, values in samples.items() if values}
     mine = samples.get("default")
-    if mine:
+    if not mine:
+        return
+    ratios: dict[str, float] = {}
+    for name, values in samples.items():
         # Ratios of runs next to each other in time: this machine's speed drifts over seconds.
-        for name, values in samples.items():
-            ratios = [a / b for a, b in zip(mine, values, strict=True) if b]
-            if ratios:  # none: the contender did no lookup at all (churn: all its time went on writes)
-                row.paired[name] = median(ratios)
+        pairs = [a / b for a, b in zip(mine, values, strict=False) if b]
+        if pairs:  # none: the contender did no lookup at all (churn: all its time went on writes)
+            ratios[name] = median(pairs)
+    row.paired[phase] = ratios
+
+
+def _rounds(
+    names: list[str], repeat: int, measure: Callable[[str, int], float | None]
+) -> dict[str, list[float]]:
+    """Round-robin measurement: round 0 warms up, then ``repeat`` rounds, the order reversed
+    every other round; ``measure(name, round)`` gives a rate or None (not run)."""
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(repeat + 1):
+        for name in names if r % 2 == 0 else names[::-1]:
+            value = measure(name, r)
+            if r and value is not None:
+                samples[name].append(value)
+    return samples
+
+
+def _early_topics(shape: shapes.Shape, r: int, count: int) -> list[str]:
+    """The topics of early-life round ``r``: a fresh matcher reads the row's sequence from its
+    start, or (topics seen once) its own slice of them."""
+    if not shape.once:
+        return shape.topics[:count]
+    start = (r * count) % max(1, len(shape.topics) - count)
+    return shape.topics[start : start + count]
+
+
+def _early_life(
+    shape: shapes.Shape,
+    row: Row,
+    sizes: Sizes,
+    repeat: int,
+    progress: Progress,
+    built: dict[str, Contender] | None = None,
+) -> None:
+    """The early-life phases: each contender's first ``sizes.early`` lookups, built afresh every
+    round; or, given ``built`` (contenders no lookup has touched yet), once on those."""
+    windows = sizes.early
+    names = [n for n in contenders_for(shape.dialect) if not (n == "inverted_bitmap" and shape.once)]
+    rounds = 1 if built is not None else repeat
+    samples: dict[int, dict[str, list[float]]] = {w: {n: [] for n in names} for w in windows}
+    for r in range(rounds):
+        progress(f"{row.name}: early life, round {r + 1} of {rounds}")
+        topics = _early_topics(shape, r, max(windows))
+        for name in names if r % 2 == 0 else names[::-1]:
+            contender = built.get(name) if built is not None else _build_one(name, shape, row, sizes)
+            if contender is None:
+                continue
+            rates = _window_rates(contender.lookup, topics, windows, sizes.early_budget)
+            for w, (rate, done) in rates.items():
+                samples[w][name].append(rate)
+                if done < w:
+                    row.notes.setdefault(name, f"first {w:,}: {done:,} lookups in the time budget")
+            del contender
+    for w in windows:
+        _pair(row, f"first {w:,}", samples[w])
 
 
 def _lookup_row(
     shape: shapes.Shape, title: str, sizes: Sizes, repeat: int, progress: Progress, memory: bool = False
 ) -> list[Row]:
     row = Row(shape.name, title, shape.dialect)
+    large = len(shape.pairs) >= 1_000_000
+    if not large:
+        _early_life(shape, row, sizes, repeat, progress)
     built = _build_all(shape, row, sizes, progress, memory)
+    if large:  # a build per round and contender would take most of the run: the one build
+        _early_life(shape, row, sizes, repeat, progress, built)
     reference = built["trie"]
     if shape.once:
-        # Round r reads slice r: every round meets topics none of the contenders has seen.
-        per_round = len(shape.topics) // (repeat + 1)
-        slices = [shape.topics[r * per_round : (r + 1) * per_round] for r in range(repeat + 1)]
+        # Round r reads slice r: every round meets topics none of the contenders has seen (the
+        # early life read the start of the list: the steady rounds read from its end).
+        per_round = min(len(shape.topics) // (repeat + 2), sizes.once)
+        slices = [shape.topics[-(r + 1) * per_round :][:per_round] for r in range(repeat + 1)]
     else:
         slices = [shape.topics] * (repeat + 1)
-    progress(f"{row.name}: measuring {len(built)} contenders")
+    progress(f"{row.name}: steady state, {len(built)} contenders")
     budget = sizes.once_budget if shape.once else sizes.budget
-    _rounds(built, row, repeat, lambda _n, c, r: _lookups(c.lookup, slices[r], budget))
+    measure = lambda n, r: _lookups(built[n].lookup, slices[r], budget)  # noqa: E731
+    _pair(row, STEADY, _rounds(list(built), repeat, measure))
     rows = [row]
     if shape.once and shape.name.startswith("subs-"):
         # Repeats: the topics of the warm-up slice, which every contender has seen by now.
         again = Row(f"{shape.name} repeat", "the same table, topics looked up before", shape.dialect)
-        progress(f"{again.name}: measuring")
-        _rounds(built, again, repeat, lambda _n, c, _r: _lookups(c.lookup, slices[0], sizes.budget))
+        progress(f"{again.name}: steady state")
+        measure = lambda n, _r: _lookups(built[n].lookup, slices[0], sizes.budget)  # noqa: E731
+        _pair(again, STEADY, _rounds(list(built), repeat, measure))
         again.notes.update(row.notes)
         rows.append(again)
     sample = list(dict.fromkeys(shape.topics[:SAMPLE]))
@@ -210,52 +338,100 @@ def _lookup_row(
     return rows
 
 
+def _churn_run(
+    contender: Contender,
+    writes: list[tuple[bool, str, int]],
+    first_write: int,
+    topics: list[str],
+    windows: tuple[int, ...],
+    budget: float,
+    times: list[int] | None,
+) -> tuple[dict[int, float], int]:
+    """Lookups of ``topics`` (round and round) with ``writes[first_write:]`` paced at
+    :data:`WRITE_RATE` a second among them, for ``budget`` seconds or until the last window of
+    lookups: the lookup rate at each window (over the run so far), and the index of the next
+    write. Each write's duration in ns is appended to ``times``."""
+    lookup, subscribe, unsubscribe = contender.lookup, contender.subscribe, contender.unsubscribe
+    clock_ns = time.perf_counter_ns
+    interval = 1_000_000_000 // WRITE_RATE
+    start = clock_ns()
+    end = start + int(budget * 1e9)
+    next_write = start
+    w, looked, position = first_write, 0, 0
+    rates: dict[int, float] = {}
+    pending = sorted(windows)
+    while w < len(writes) and pending:
+        now = clock_ns()
+        if now >= end:
+            break
+        if now >= next_write:
+            adding, pattern, subscriber = writes[w]
+            t0 = clock_ns()
+            (subscribe if adding else unsubscribe)(pattern, subscriber)
+            if times is not None:
+                times.append(clock_ns() - t0)
+            w += 1
+            next_write += interval
+            continue
+        chunk = topics[position : position + 16]
+        for topic in chunk:
+            lookup(topic)
+        looked += len(chunk)
+        position = (position + 16) % len(topics)
+        while pending and looked >= pending[0]:
+            rates[pending.pop(0)] = looked / ((clock_ns() - start) / 1e9)
+    elapsed = (clock_ns() - start) / 1e9
+    for window in pending:
+        rates[window] = looked / elapsed
+    return rates, w
+
+
 def _churn_row(shape: shapes.Shape, sizes: Sizes, repeat: int, progress: Progress) -> Row:
     row = Row(
         shape.name,
         f"{len(shape.pairs):,} subscriptions, {WRITE_RATE:,} subscribe/unsubscribe a second among lookups",
         shape.dialect,
     )
+    names = list(contenders_for(shape.dialect))
+    # Early life: fresh contenders, the first writes of the list among their first lookups.
+    windows = sizes.early
+    early: dict[int, dict[str, list[float]]] = {w: {n: [] for n in names} for w in windows}
+    for r in range(repeat):
+        progress(f"{row.name}: early life, round {r + 1} of {repeat}")
+        for name in names if r % 2 == 0 else names[::-1]:
+            contender = _build_one(name, shape, row, sizes)
+            if contender is None:
+                continue
+            rates, _ = _churn_run(contender, shape.writes, 0, shape.topics, windows, sizes.early_budget, None)
+            for w in windows:
+                early[w][name].append(rates[w])
+            del contender
+    for w in windows:
+        _pair(row, f"first {w:,}", early[w])
+    # Steady state: built once; each round goes on with the writes where the last one stopped.
     built = _build_all(shape, row, sizes, progress)
     done: dict[str, int] = dict.fromkeys(built, 0)  # writes applied so far, per contender
     latencies: dict[str, list[int]] = {name: [] for name in built}
     achieved: dict[str, list[float]] = {name: [] for name in built}
-    topics = shape.topics
-    clock_ns = time.perf_counter_ns
 
-    def measure(name: str, contender: Contender, r: int) -> float:
-        writes, lookup = shape.writes, contender.lookup
-        subscribe, unsubscribe = contender.subscribe, contender.unsubscribe
-        interval = 1_000_000_000 // WRITE_RATE
-        start = clock_ns()
-        end = start + int(sizes.budget * 1e9)
-        next_write = start
-        w, looked, position = done[name], 0, 0
-        times = latencies[name] if r else []
-        while w < len(writes):
-            now = clock_ns()
-            if now >= end:
-                break
-            if now >= next_write:
-                adding, pattern, subscriber = writes[w]
-                t0 = clock_ns()
-                (subscribe if adding else unsubscribe)(pattern, subscriber)
-                times.append(clock_ns() - t0)
-                w += 1
-                next_write += interval
-                continue
-            for topic in topics[position : position + 16]:
-                lookup(topic)
-            looked += len(topics[position : position + 16])
-            position = (position + 16) % len(topics)
-        elapsed = (clock_ns() - start) / 1e9
+    def measure(name: str, r: int) -> float:
+        start = time.perf_counter()
+        rates, next_write = _churn_run(
+            built[name],
+            shape.writes,
+            done[name],
+            shape.topics,
+            (10**12,),
+            sizes.budget,
+            latencies[name] if r else None,
+        )
         if r:
-            achieved[name].append((w - done[name]) / elapsed)
-        done[name] = w
-        return looked / elapsed
+            achieved[name].append((next_write - done[name]) / (time.perf_counter() - start))
+        done[name] = next_write
+        return rates[10**12]
 
-    progress(f"{row.name}: measuring {len(built)} contenders")
-    _rounds(built, row, repeat, measure)
+    progress(f"{row.name}: steady state, {len(built)} contenders")
+    _pair(row, STEADY, _rounds(list(built), repeat, measure))
     for name, times in latencies.items():
         times.sort()
         if times:
@@ -265,10 +441,10 @@ def _churn_row(shape: shapes.Shape, sizes: Sizes, repeat: int, progress: Progres
                 write_max_us=times[-1] / 1e3,
                 writes_per_s=median(achieved[name]),
             )
-        if median(achieved[name]) < 0.9 * WRITE_RATE:
+        if achieved[name] and median(achieved[name]) < 0.9 * WRITE_RATE:
             row.notes[name] = f"kept up {median(achieved[name]):,.0f} writes/s of {WRITE_RATE:,}"
     # The answers after the same writes: a fresh trie replays the writes each contender applied.
-    sample = list(dict.fromkeys(topics[:SAMPLE]))
+    sample = list(dict.fromkeys(shape.topics[:SAMPLE]))
     for name, contender in built.items():
         reference = build("trie", shape.dialect, shape.pairs, lambda: (), sizes.build_budget)
         for adding, pattern, subscriber in shape.writes[: done[name]]:
@@ -277,120 +453,201 @@ def _churn_row(shape: shapes.Shape, sizes: Sizes, repeat: int, progress: Progres
     return row
 
 
-def _matrix(sizes: Sizes, repeat: int, progress: Progress) -> list[Row]:
-    rows: list[Row] = []
-    lookups = sizes.lookups
-    study = shapes.study(lookups)
-    rows += _lookup_row(
-        study, "the study's workload: 1,000 subscriptions, 1,000 topics repeated", sizes, repeat, progress
+def _burst_row(shape: shapes.Shape, sizes: Sizes, repeat: int, progress: Progress) -> Row:
+    """Hot subjects until warm, a burst of new ones, the hot ones again: the rate of the first
+    ``sizes.burst[3]`` lookups after the burst (every phase), and before it (steady column)."""
+    _, hot_count, burst_count, after = sizes.burst
+    row = Row(
+        shape.name,
+        f"{len(shape.pairs):,} subscriptions; {hot_count:,} hot subjects until warm, "
+        f"{burst_count:,} new ones, then the first {after:,} lookups of the hot ones again",
+        shape.dialect,
     )
+    # At a million subscriptions a lookup of the scans takes seconds, and their builds minutes.
+    slow = ("naive", "inverted_bitmap", "optimized_bitmap") if len(shape.pairs) >= 1_000_000 else ()
+    built = _build_all(shape, row, sizes, progress, skip=slow)
+    hot = shape.hot * (after // len(shape.hot) + 1)
+    warm = shape.hot * 20
+    before: dict[str, list[float]] = {n: [] for n in built}
+    burst_rates: dict[str, list[float]] = {n: [] for n in built}
+
+    def measure(name: str, r: int) -> float | None:
+        lookup = built[name].lookup
+        before[name].append(_lookups(lookup, warm, sizes.budget))
+        new = shape.topics[r * burst_count : (r + 1) * burst_count]
+        rate, done = _window_rates(lookup, new, (len(new),), sizes.early_budget)[len(new)]
+        burst_rates[name].append(rate)
+        if done < len(new):
+            row.notes[name] = f"not run: {done:,} of the {len(new):,} burst lookups in the time budget"
+            return None
+        return _lookups(lookup, hot[:after], sizes.budget)
+
+    progress(f"{row.name}: hot, burst, hot again: {len(built)} contenders")
+    samples = _rounds(list(built), repeat, measure)
+    for phase in _phases(sizes):
+        _pair(row, phase, samples)
+    for name in built:
+        row.extra[name].update(hot_before=median(before[name]), burst=median(burst_rates[name]))
+    sample = list(dict.fromkeys(shape.hot[:SAMPLE] + shape.topics[:SAMPLE]))
+    reference = built["trie"]
+    for name, contender in built.items():
+        _check(name, row, contender, reference, sample, sizes.build_budget / 10)
+    return row
+
+
+def _matrix(sizes: Sizes, repeat: int, progress: Progress, only: set[str] | None) -> Iterator[Row]:
+    """The rows, each measured when reached (``only``: the names of the rows to run)."""
+    lookups = sizes.lookups
+
+    def wanted(name: str) -> bool:
+        return only is None or name in only
+
+    if wanted("study"):
+        title = "the study's workload: 1,000 subscriptions, 1,000 topics repeated"
+        yield from _lookup_row(shapes.study(lookups), title, sizes, repeat, progress)
     for filters in sizes.distinct:
-        shape = shapes.distinct(filters, sizes.once)
-        title = f"{filters:,} MQTT filters, {sizes.once:,} different topics, each looked up once (IoT)"
-        rows += _lookup_row(shape, title, sizes, repeat, progress)
-    shape = shapes.zipf(sizes.zipf, lookups)
-    title = f"{sizes.zipf:,} AMQP patterns, topics drawn by Zipf rank from 50,000"
-    rows += _lookup_row(shape, title, sizes, repeat, progress)
-    shape = shapes.unmatched(sizes.zipf, lookups)
-    title = f"{sizes.zipf:,} MQTT filters, 90 % of the topics match nobody"
-    rows += _lookup_row(shape, title, sizes, repeat, progress)
-    writes = int(WRITE_RATE * sizes.budget * (repeat + 1) * 1.2) + 2
-    rows.append(_churn_row(shapes.churn(sizes.churn, lookups, writes), sizes, repeat, progress))
+        if wanted(f"distinct-{filters // 1000}k"):
+            shape = shapes.distinct(filters, sizes.once)
+            title = f"{filters:,} MQTT filters, {sizes.once:,} different topics, each looked up once (IoT)"
+            yield from _lookup_row(shape, title, sizes, repeat, progress)
+    if wanted("zipf"):
+        title = f"{sizes.zipf:,} AMQP patterns, topics drawn by Zipf rank from 50,000"
+        yield from _lookup_row(shapes.zipf(sizes.zipf, lookups), title, sizes, repeat, progress)
+    if wanted("unmatched"):
+        title = f"{sizes.zipf:,} MQTT filters, 90 % of the topics match nobody"
+        yield from _lookup_row(shapes.unmatched(sizes.zipf, lookups), title, sizes, repeat, progress)
+    if wanted("churn"):
+        writes = int(WRITE_RATE * sizes.budget * (repeat + 1) * 1.2) + 2
+        writes = max(writes, int(WRITE_RATE * sizes.early_budget * 1.2) + 2)
+        yield _churn_row(shapes.churn(sizes.churn, lookups, writes), sizes, repeat, progress)
     for subscribers, filters in sizes.fanout:
         shape = shapes.fanout(subscribers, filters, lookups)
-        title = f"{subscribers:,} subscribers on {filters} MQTT filter{'s' if filters > 1 else ''}"
-        rows += _lookup_row(shape, title, sizes, repeat, progress)
-    shape = shapes.million(sizes.million, sizes.once // 10)
-    title = f"{sizes.million:,} AMQP subscriptions (Zipf words), each topic's first lookup"
-    rows += _lookup_row(shape, title, sizes, repeat, progress, memory=True)
-    return rows
+        if wanted(shape.name):
+            title = f"{subscribers:,} subscribers on {filters} MQTT filter{'s' if filters > 1 else ''}"
+            yield from _lookup_row(shape, title, sizes, repeat, progress)
+    if wanted(f"subs-{sizes.million // 1000}k" if sizes.million < 1_000_000 else "subs-1M"):
+        shape = shapes.million(sizes.million, max(sizes.once // 10, *sizes.early))
+        title = f"{sizes.million:,} AMQP subscriptions (Zipf words), each topic's first lookup"
+        yield from _lookup_row(shape, title, sizes, repeat, progress, memory=True)
+    subscriptions, hot, burst, _ = sizes.burst
+    if wanted(f"burst-{subscriptions // 1000}k"):
+        shape = shapes.burst(subscriptions, hot, burst * (repeat + 1))
+        yield _burst_row(shape, sizes, repeat, progress)
 
 
-def _ratio(row: Row, name: str | None) -> str:
-    value = row.paired.get(name or "")
+def _inverse(value: float | None) -> float | None:
+    return 1 / value if value else None
+
+
+def _cell(row: Row, phase: str, name: str | None) -> str:
+    value = row.ratio(phase, name)
     return f"{value:.2f}" if value else "-"
 
 
-def _summary(rows: list[Row]) -> tuple[list[str], list[list[str]]]:
-    headers = ["row", "default", "best of the five", "default ÷ best", "default ÷ no cache", "default ÷ peer"]
+def _best(row: Row, phase: str) -> str | None:
+    """The one of the five the default fares worst against, round by round (the paired ratio):
+    on a noisy machine the highest median rate can belong to another."""
+    paired = [n for n in FIVE if row.ratio(phase, n)]
+    return min(paired, key=lambda n: row.paired[phase][n]) if paired else None
+
+
+def _summary(rows: list[Row], phases: list[str]) -> tuple[list[str], list[list[str]]]:
+    heads = " / ".join(phases)
+    headers = [
+        "row",
+        f"default ÷ best of the five ({heads})",
+        f"default ÷ no cache ({heads})",
+        "default ÷ peer",
+    ]
     table = []
     for row in rows:
-        default = row.rates.get("default")
-        five = {n: row.rates[n] for n in FIVE if n in row.rates}
-        # The best is the one the default fares worst against, round by round (the paired ratio):
-        # on a noisy machine the highest median rate can belong to another.
-        paired = [n for n in five if n in row.paired]
-        best = min(paired, key=row.paired.__getitem__) if paired else None
-        peer = "paho" if row.dialect == "mqtt" else "kombu"
+        best = [_best(row, phase) for phase in phases]
+        peer = "paho" if row.dialect == "mqtt" else "kombu" if row.dialect == "amqp" else None
         table.append(
             [
                 row.name,
-                fmt_int(default) if default else "-",
-                f"{best} {fmt_int(five[best])}" if best else "-",
-                _ratio(row, best),
-                _ratio(row, "default, no cache"),
-                f"{_ratio(row, peer)} ({peer})",
+                " / ".join(
+                    f"{_cell(row, p, b)} ({b})" if b else "-" for p, b in zip(phases, best, strict=True)
+                ),
+                " / ".join(_cell(row, p, "default, no cache") for p in phases),
+                f"{_cell(row, STEADY, peer)} ({peer})" if peer else "- (none)",
             ]
         )
     return headers, table
 
 
-def run(out: Path, repeat: int, quick: bool, progress: Progress) -> Path:
+def _row_table(row: Row, phases: list[str]) -> tuple[list[str], list[list[str]]]:
+    head = ["matcher", *(f"lookups/s, {p}" for p in phases), "default is x faster (steady)"]
+    churn, large = row.name == "churn", row.name.startswith("subs-") and not row.name.endswith("repeat")
+    burst = row.name.startswith("burst")
+    if churn:
+        head += ["write p50 µs", "write p99 µs", "write max µs"]
+    if large:
+        head.append("bytes/subscription")
+    if burst:
+        head += ["hot lookups/s before the burst", "burst lookups/s"]
+    lines = []
+    for name in contenders_for(row.dialect):
+        extra = row.extra.get(name, {})
+        cells = [name]
+        cells += [fmt_int(row.rates[p][name]) if name in row.rates.get(p, {}) else "-" for p in phases]
+        cells.append(_cell(row, STEADY, name))
+        if churn:
+            cells += [
+                f"{extra[key]:,.1f}" if key in extra else "-"
+                for key in ("write_p50_us", "write_p99_us", "write_max_us")
+            ]
+        if large:
+            value = extra.get("bytes_per_subscription")
+            cells.append(f"{value:,.0f}" if value else "-")
+        if burst:
+            cells += [fmt_int(extra[key]) if key in extra else "-" for key in ("hot_before", "burst")]
+        cells.append(row.notes.get(name, ""))
+        lines.append(cells)
+    return [*head, "note"], lines
+
+
+def run(out: Path, repeat: int, quick: bool, progress: Progress, only: set[str] | None = None) -> Path:
     sizes = QUICK if quick else FULL
     report = Report(
         "workloads",
         out,
-        "The workload matrix: every matcher on the shapes of real traffic",
+        "The workload matrix: every matcher on the shapes of real traffic, fresh and steady",
         {"repeat": repeat, **vars(sizes), "write_rate": WRITE_RATE},
+        quick=quick,
     )
-    rows = _matrix(sizes, repeat, progress)
+    phases = _phases(sizes)
+    rows = list(_matrix(sizes, repeat, progress, only))
     report.text(__doc__ or "")
-    headers, table = _summary(rows)
+    headers, table = _summary(rows, phases)
     report.text(
-        "## Summary\n\nLookups per second (median of the rounds). Ratios: the default's rate divided by the "
-        "other's in the same round, median over the rounds; above 1 the default is faster."
+        "## Summary\n\nRatios: the default's lookup rate divided by the other's in the same round, median "
+        "over the rounds (above 1 the default is faster), in each phase: "
+        + ", ".join(phases)
+        + ". The best of the five is the one the default fares worst against in that phase."
     )
     report.table(headers, table)
-    names = list(dict.fromkeys(n for row in rows for n in row.rates))
-    relative = [[1 / row.paired[n] if row.paired.get(n) else None for n in names] for row in rows]
-    fig = charts.heatmap(
-        [row.name for row in rows],
-        names,
-        relative,
-        "Lookups per second relative to topicmatch's default (1.00 = as fast; blank: not run)",
-    )
-    report.chart("workloads", fig, "Each matcher's lookup rate divided by the default's, per workload")
+    names = list(dict.fromkeys(n for row in rows for phase in row.rates.values() for n in phase))
+    for phase in (phases[0], STEADY):
+        relative = [[_inverse(row.ratio(phase, n)) for n in names] for row in rows]
+        fig = charts.heatmap(
+            [row.name for row in rows],
+            names,
+            relative,
+            f"Lookups per second relative to topicmatch's default, {phase} (1.00 = as fast; blank: not run)",
+        )
+        slug = "workloads" if phase == STEADY else "workloads-early"
+        report.chart(slug, fig, f"Each matcher's lookup rate divided by the default's, per workload, {phase}")
     for row in rows:
         report.text(f"## {row.name}\n\n{row.title} ({row.dialect}).")
-        lines = []
-        for name in contenders_for(row.dialect):
-            extra = row.extra.get(name, {})
-            rate = row.rates.get(name)
-            cells = [name, fmt_int(rate) if rate else "-", _ratio(row, name)]
-            if row.name == "churn":
-                cells += [
-                    f"{extra['write_p50_us']:,.1f}" if "write_p50_us" in extra else "-",
-                    f"{extra['write_p99_us']:,.1f}" if "write_p99_us" in extra else "-",
-                    f"{extra['write_max_us']:,.0f}" if "write_max_us" in extra else "-",
-                ]
-            if "bytes_per_subscription" in extra:
-                cells.append(f"{extra['bytes_per_subscription']:,.0f}")
-            elif row.name.startswith("subs-") and not row.name.endswith("repeat"):
-                cells.append("-")
-            cells.append(row.notes.get(name, ""))
-            lines.append(cells)
-        head = ["matcher", row.unit, "default is x faster"]
-        if row.name == "churn":
-            head += ["write p50 µs", "write p99 µs", "write max µs"]
-        if row.name.startswith("subs-") and not row.name.endswith("repeat"):
-            head.append("bytes/subscription")
-        report.table([*head, "note"], lines)
+        report.table(*_row_table(row, phases))
         report.result(
             row.name,
             {
                 "title": row.title,
                 "dialect": row.dialect,
                 "rates": row.rates,
+                "paired": row.paired,
                 "notes": row.notes,
                 "extra": row.extra,
             },

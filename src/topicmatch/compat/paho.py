@@ -15,7 +15,7 @@ disagree, this follows Mosquitto (docs/conformance.md):
   invalid topic (one with ``+`` or ``#``) :class:`~topicmatch.InvalidTopicError`, where paho
   stores or matches them as plain strings.
 
-``iter_match`` runs the default matcher's lookup (its DFA and result cache included) and yields
+``iter_match`` runs the default matcher's lookup (its result cache included) and yields
 the values of the filters found, in no particular order (paho's is its trie's order). Speed:
 README, "Drop-in for paho".
 """
