@@ -12,6 +12,8 @@ Given subscription patterns with wildcards (``forex.*``, ``stock.#``, ``sensors/
 ['alice', 'bob']
 """
 
+from ._access import AccessRules
+from ._captures import Capture, capture
 from ._collector import collector_paused
 from ._dfa import BatchWalk
 from ._dialects import DIALECTS, Dialect, make_dialect
@@ -20,12 +22,14 @@ from ._errors import (
     ConfigurationError,
     InvalidPairError,
     InvalidPatternError,
+    InvalidRuleError,
     InvalidSubscriberError,
     InvalidTopicError,
     TopicMatchError,
     UnknownTopicError,
 )
 from ._matcher import ALGORITHMS, DEFAULT_CACHE_BYTES, DEFAULT_CACHE_SIZE, Matcher, MatcherSnapshot
+from ._shared import SharedGroups, ShareGroup
 from ._topic_index import TopicIndex
 from ._words import Wildcard
 
@@ -34,20 +38,26 @@ __all__ = [
     "DEFAULT_CACHE_BYTES",
     "DEFAULT_CACHE_SIZE",
     "DIALECTS",
+    "AccessRules",
     "BatchWalk",
+    "Capture",
     "ComplexityError",
     "ConfigurationError",
     "Dialect",
     "InvalidPairError",
     "InvalidPatternError",
+    "InvalidRuleError",
     "InvalidSubscriberError",
     "InvalidTopicError",
     "Matcher",
     "MatcherSnapshot",
+    "ShareGroup",
+    "SharedGroups",
     "TopicIndex",
     "TopicMatchError",
     "UnknownTopicError",
     "Wildcard",
+    "capture",
     "collector_paused",
     "make_dialect",
 ]

@@ -16,6 +16,8 @@ __all__ = ["EXTRAS", "extra_of", "install_hint", "missing"]
 
 #: extra -> the top-level modules it provides (import names, not distribution names)
 EXTRAS: Final[dict[str, tuple[str, ...]]] = {
+    "amqtt": ("amqtt",),
+    "kombu": ("kombu",),
     "spark": ("pyspark", "pyarrow", "pandas", "numpy"),
     "connect": ("pyspark", "pyarrow", "pandas", "numpy", "grpc", "grpc_status", "google", "zstandard"),
     "bench": ("matplotlib", "numpy", "paho", "kombu", "amqtt"),

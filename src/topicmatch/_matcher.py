@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     # The subscriber type: Matcher[str] returns frozenset[str]; a bare Matcher is Matcher[Hashable].
     from typing_extensions import TypeVar as _TypeVarWithDefault
 
+    from ._captures import Capture  # Matcher.captures
     from ._dfa import BatchWalk
 
     S = _TypeVarWithDefault("S", bound=Hashable, default=Hashable)
@@ -504,6 +505,34 @@ class Matcher(_Reader[S]):
         """A read-only view of this instant: O(1) on ``default``, ``trie`` and ``cstrie`` (the
         trie's next writes copy the nodes they change, once each), a copy O(n) elsewhere."""
         return MatcherSnapshot(self._index.snapshot(), self._dialect)
+
+    # -- captures: a separate block, the one addition of topicmatch._captures to this module ------
+    def captures(self, topic: str) -> list[Capture[S]]:
+        """Each pattern that ``topic`` matches, with what each of its wildcards bound and its
+        subscribers, sorted by pattern: for routers that dispatch to handlers
+        (:mod:`topicmatch._captures` defines the values: a word for ``*``/``+``, a tuple of
+        words for ``#``/``>``, in the pattern's order).
+
+        The same verdicts as :meth:`lookup` (it runs it), taken under the writers' lock so that
+        a write cannot fall between the lookup and the patterns of its subscribers. O(the lookup
+        + the patterns of the subscribers found x tokens x words). Raises what :meth:`lookup`
+        raises.
+
+        >>> m = Matcher(dialect="mqtt")
+        >>> m.subscribe("sensors/+/temp", "thermo"), m.subscribe("sensors/#", "log")
+        (True, True)
+        >>> for c in m.captures("sensors/kitchen/temp"):
+        ...     print(c.pattern, c.values, sorted(c.subscribers))
+        sensors/# (('kitchen', 'temp'),) ['log']
+        sensors/+/temp ('kitchen',) ['thermo']
+        """
+        from ._captures import captures_of  # noqa: PLC0415 - keeps this block separable
+
+        with self._writes:
+            found: list[Capture[S]] = captures_of(
+                self._dialect, topic, self.lookup(topic), self._by_subscriber.of
+            )
+            return found
 
     @property
     def cache_info(self) -> Mapping[str, int]:

@@ -34,6 +34,10 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
     "concurrency": ("topicmatch.bench.concurrency", "wall time of mixed workloads from 1 to 16 threads"),
     "snapshots": ("topicmatch.bench.snapshots", "100 threads taking consistent copies at once"),
     "peers": ("topicmatch.bench.peers", "paho-mqtt, amqtt and kombu on the same lookups"),
+    "amqtt": (
+        "topicmatch.bench.amqtt_routing",
+        "a real amqtt broker, stock and on topicmatch: delivered msg/s, latency, SUBSCRIBE with retained",
+    ),
     "workloads": (
         "topicmatch.bench.workloads",
         "every matcher and peer on real-world shapes: distinct, Zipf, unmatched, churn, fan-out, 1M",
