@@ -62,9 +62,10 @@ _INDEXES: Final[dict[str, type[Index]]] = {
 #: the cache, against 1.3x and 1.2x at 16,384: benchmarks/cache_size.py, docs/performance.md,
 #: "Cache size").
 DEFAULT_CACHE_SIZE: Final = 65536
-#: Bytes the default may keep of what it learns from lookups (``cache_bytes``): half for the
-#: result cache, a quarter for the memo of unions, a quarter for the DFA of batch walks.
-DEFAULT_CACHE_BYTES: Final = 64 * 1024 * 1024
+#: Bytes the default may keep of what it learns from lookups (``cache_bytes``): a third each for
+#: the result cache, the memo of unions and the DFA of batch walks (32 MiB each: at 16 MiB the
+#: memo kept too few of the unions under churn to pay, ``benchmarks/default_parts.py``).
+DEFAULT_CACHE_BYTES: Final = 96 * 1024 * 1024
 
 ALGORITHMS: Final = (*_INDEXES, "default")
 
@@ -242,8 +243,8 @@ class Matcher(_Reader[S]):
     dialect's limits on patterns and topics. ``cache_size`` sets the result cache's entries (0
     turns it off; by default on only for ``"default"``, with :data:`DEFAULT_CACHE_SIZE`).
     ``cache_bytes`` bounds everything the default keeps of what it learns from lookups
-    (:data:`DEFAULT_CACHE_BYTES`: half for the result cache, a quarter for the memo of unions,
-    a quarter for the DFA of :meth:`batch_walk`; each stays within its share by a charge that
+    (:data:`DEFAULT_CACHE_BYTES`: a third each for the result cache, the memo of unions and the
+    DFA of :meth:`batch_walk`; each stays within its share by a charge that
     errs high, traced by tests/test_bounds.py). ``topics`` is the topic space of
     ``"inverted_bitmap"`` (required there, refused elsewhere).
 
@@ -300,12 +301,12 @@ class Matcher(_Reader[S]):
         elif algorithm == "default":
             # The trie, the fastest correct algorithm on every workload measured, with a memo of
             # its unions (and the result cache below): docs/implementation.md says why.
-            self._index = TrieIndex(dollar, Unions(cache_bytes // 4), dfa_bytes=cache_bytes // 4)
+            self._index = TrieIndex(dollar, Unions(cache_bytes // 3), dfa_bytes=cache_bytes // 3)
         else:
             self._index = _INDEXES[algorithm](dollar)
         self._cache = None
         if cache_size:
-            self._cache = ResultCache(cache_size, cache_bytes // 2, self._parse_topic, dollar)
+            self._cache = ResultCache(cache_size, cache_bytes // 3, self._parse_topic, dollar)
         self._writes = threading.Lock()
         self._by_subscriber = BySubscriber()
 
