@@ -278,19 +278,22 @@ def million(subscriptions: int, lookups: int, seed: int = 16) -> Shape:
 
 
 def burst(subscriptions: int, hot: int, topics: int, seed: int = 17) -> Shape:
-    """NATS subscriptions of services and devices (``svc<a>.<device>.<metric>``: 94 % literal, 5 %
-    with a ``*``, 1 % ending in ``>``), ``hot`` subscribed subjects, and ``topics`` subjects that
-    are all different and none of them hot (most under subscribed prefixes, so lookups walk)."""
+    """NATS subscriptions of services and devices (``svc<a>.<device>.<metric>``: 95 % literal, 5 %
+    a device's every metric ``svc<a>.<device>.*``, 1 in 10,000 a service's every subject
+    ``svc<a>.>``, as monitors subscribe), ``hot`` subscribed subjects, and ``topics`` subjects
+    that are all different and none of them hot (all under subscribed services, so lookups walk).
+    A subject's subscribers are a few: a broker's cache holds a thousand hot results in little
+    memory, as the NATS server's sublist does."""
     rng = random.Random(seed)
     pairs: list[tuple[str, int]] = []
     subjects: list[str] = []
     for i in range(subscriptions):
         words = [f"svc{rng.randrange(20)}", f"d{rng.randrange(subscriptions)}", f"m{rng.randrange(8)}"]
         draw = rng.random()
-        if draw < 0.05:
-            words[1] = "*"
-        elif draw < 0.06:
+        if draw < 0.0001:
             words[1:] = [">"]
+        elif draw < 0.05:
+            words[2] = "*"
         else:
             subjects.append(".".join(words))
         pairs.append((".".join(words), i))
