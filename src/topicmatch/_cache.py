@@ -41,8 +41,7 @@ the default 65,536 entries). Topics longer than :data:`MAX_TOPIC_CHARS` characte
 **Nothing for the collector.** A store creates no object that CPython's cyclic collector tracks:
 the index of the ``hot`` topics is :mod:`._topic_trie`'s, and the bookkeeping dicts hold strings
 and integers only (stores that made tracked objects put a third of the lookups' time into
-collections where topics come and go: docs/performance.md, "The result cache and the
-collector").
+collections where topics come and go: ``benchmarks/cache_collector.py``).
 
 **Invalidation: exact for hot, wholesale for warm, bounded.** Before a write commits, the cache
 drops exactly the ``hot`` topics the written pattern matches, found by a walk of their index

@@ -3,8 +3,8 @@
 Building a matcher allocates many container objects (trie nodes, their dicts and frozensets)
 that all live on: none is garbage. The collector runs anyway every few hundred allocations and,
 every few of those runs, traverses every object of the process, the structure being built
-included, so a bulk build slows down as it grows. Measured (docs/performance.md, "Bulk
-building"): ``subscribe_many`` of 1M MQTT subscriptions on the default matcher about 2x faster
+included, so a bulk build slows down as it grows. Measured (``benchmarks/broker_api.py``):
+``subscribe_many`` of 1M MQTT subscriptions on the default matcher about 2x faster
 with the collector paused. Reference counting still frees what dies meanwhile; only cycles wait
 until the collector resumes.
 

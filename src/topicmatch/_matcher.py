@@ -59,8 +59,8 @@ _INDEXES: Final[dict[str, type[Index]]] = {
 
 #: Entries of the result cache of the default algorithm: room for the tens of thousands of topics
 #: that repeat on the workload matrix's Zipf and unmatched rows (7.8x and 7.1x the rate without
-#: the cache, against 1.3x and 1.2x at 16,384: benchmarks/cache_size.py, docs/performance.md,
-#: "Cache size").
+#: the cache, against 1.3x and 1.2x at 16,384: benchmarks/cache_size.py; CHANGELOG.md,
+#: "Performance history").
 DEFAULT_CACHE_SIZE: Final = 65536
 #: Bytes the default may keep of what it learns from lookups (``cache_bytes``): a third each for
 #: the result cache, the memo of unions and the DFA of batch walks (32 MiB each: at 16 MiB the

@@ -33,7 +33,7 @@ __all__ = ["WALK_FLOOR", "WALK_SHARE", "TopicIndex"]
 #: what its matches cost, and a broad one (``devices/#`` over a store of devices) a sixteenth of
 #: a walk of the store plus a scan, 0.6-0.95x a plain scan where its walk took 1.4-1.7x
 #: (a filter of wildcards only, such as ``#``, is answered from word counts:
-#: docs/performance.md, "Broad filters on TopicIndex").
+#: ``benchmarks/broad_filters.py``; CHANGELOG.md, "Performance history").
 WALK_SHARE: Final = 16
 WALK_FLOOR: Final = 64
 

@@ -14,8 +14,8 @@ collector does not track a dict that holds only strings and integers, so the sto
 lists for it to traverse whatever its size, and adding a topic creates no object it tracks. A node
 object with a dict of node objects made two per node: the result cache's stores then put over a
 third of the lookups' time into collections on the workload matrix's *unmatched* row, whose
-topics come and go through the cache (docs/performance.md, "The result cache and the
-collector"). Numbers of removed nodes are reused (``free``).
+topics come and go through the cache (``benchmarks/cache_collector.py``). Numbers of removed
+nodes are reused (``free``).
 
 Not thread-safe: its owners hold their lock around every call.
 """

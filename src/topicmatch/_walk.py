@@ -64,8 +64,8 @@ class Node(dict[str, "Node"]):
     node and its table, not a node, then a dict object, then its table. The walk is bound by
     memory reads on large tables; this object fewer per step and per node (64 bytes), with the
     interned words of :meth:`link` and the shared :data:`NO_PATTERNS`, took the trie from
-    1.6-1.7x paho-mqtt to 1.9-2.0x on the matrix's distinct-topics rows (docs/performance.md,
-    "Where 2x paho stops being reachable"). A node is otherwise an object like any other:
+    1.6-1.7x paho-mqtt to 1.9-2.0x on the matrix's distinct-topics rows (``benchmarks/paho_bound.py``;
+    CHANGELOG.md, "Performance history"). A node is otherwise an object like any other:
     hashed and compared by identity, as the DFA's sets of nodes need; its truth value is a
     dict's, so code tests ``is None``, never a node's truth.
 
@@ -140,8 +140,8 @@ class Node(dict[str, "Node"]):
             # Interned: every node's key for a word is then one shared string, which stays in
             # the CPU's cache, instead of a string of its own per node that a lookup's probe
             # reads from memory (a dict compares the key's stored hash and text). Measured on
-            # the matrix's distinct-topics row: docs/performance.md, "Where 2x paho stops being
-            # reachable". Interned strings are mortal: they go with the last node using them.
+            # the matrix's distinct-topics row: CHANGELOG.md, "Performance history". Interned
+            # strings are mortal: they go with the last node using them.
             self[intern(token)] = node
 
     def is_empty(self) -> bool:
@@ -309,7 +309,7 @@ def union_of(found: list[frozenset[Hashable]]) -> frozenset[Hashable]:
     Two or three sets are united with ``|`` (no argument tuple, no empty set to start from), more
     with ``EMPTY.union`` (the shared empty set, not a new one per call); a walk of the workload
     matrix's distinct topics gathers one to five small sets, where these steps are a measurable
-    part of a lookup (docs/performance.md, "One frame, one count").
+    part of a lookup (CHANGELOG.md, "Performance history").
     """
     n = len(found)
     if n == 2:
@@ -335,7 +335,7 @@ UNION_BACKOFF: Final = 16 * UNION_WINDOW
 UNION_MAX_BACKOFF: Final = 64 * UNION_WINDOW
 #: A window pays when its hits saved at least this many subscribers' insertions per probe: a
 #: hit (a tuple of the sets, its hash, a slot) costs about what uniting 16 subscribers does
-#: (``benchmarks/union_memo.py``; docs/performance.md, "The union memo").
+#: (the first table of ``benchmarks/union_memo.py``).
 UNION_PAYS: Final = 16
 
 
@@ -491,12 +491,12 @@ def finish_leaves(
     subscribers are gathered as soon as that node is reached and the leaf is not kept alive.
     Then no node can be reached twice (each node has one path from the root), and the frontier
     is a plain list: no set, no de-duplication. Measured against the general walk on the MQTT
-    distinct-topics workload: docs/performance.md, "The default engine".
+    distinct-topics workload: ``benchmarks/general_walk.py``.
 
     While one node is alive and has no ``*`` child, the walk follows its literal child alone,
     with no list: a walk that leaves the table at the first word (a topic nobody subscribed to)
     or runs down a branch of literals costs a dict access per word (what such a lookup costs
-    in all: docs/performance.md, "Where 2x paho stops being reachable").
+    in all: ``benchmarks/paho_bound.py``).
     """
     rest = iter(words)
     if len(frontier) == 1:

@@ -540,7 +540,7 @@ class RouteFunction:
                         # full pass, and the next shard is built beside it (the 2M-wildcard run's
                         # workers held 1.7 GiB with shards of 0.5 GiB). A full collection here
                         # costs about 1.6 s per dropped 400,000-pattern shard, against 2.9 s to
-                        # build one (benchmarks/shard_memory.py, docs/performance.md).
+                        # build one (benchmarks/shard_memory.py).
                         gc.collect()
                     current = shard
                     compiled = compiled_for(key, self.dialect, self.pedantic, payload)
