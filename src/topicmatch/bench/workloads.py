@@ -307,7 +307,8 @@ def _early_life(
             for w, (rate, done) in rates.items():
                 samples[w][name].append(rate)
                 if done < w:
-                    row.notes.setdefault(name, f"first {w:,}: {done:,} lookups in the time budget")
+                    lookups = "lookup" if done == 1 else "lookups"
+                    row.notes.setdefault(name, f"first {w:,}: {done:,} {lookups} in the time budget")
             del contender
     for w in windows:
         _pair(row, f"first {w:,}", samples[w])
