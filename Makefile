@@ -27,8 +27,8 @@ demo: venv  ## the main job, local mode: generate 1,000,000 messages and 10,000 
 		--messages out/demo/data/messages --subscriptions out/demo/data/subscriptions.parquet --out out/demo/routed
 
 check: venv  ## lint (ruff), format check and strict typing (mypy)
-	$(VENV)/bin/ruff check src tests benchmarks
-	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks setup.py conftest.py
+	$(VENV)/bin/ruff format --check src tests benchmarks setup.py conftest.py
 	$(VENV)/bin/mypy
 
 test: venv brokers check  ## the whole suite, broker conformance included
@@ -41,8 +41,8 @@ test-brokers: venv brokers  ## only the conformance tests against the real broke
 	$(PY) -m pytest -m brokers tests/brokers
 
 format: venv  ## reformat the code
-	$(VENV)/bin/ruff format src tests benchmarks
-	$(VENV)/bin/ruff check --fix src tests benchmarks
+	$(VENV)/bin/ruff format src tests benchmarks setup.py conftest.py
+	$(VENV)/bin/ruff check --fix src tests benchmarks setup.py conftest.py
 
 clean:  ## remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build src/*.egg-info

@@ -12,6 +12,8 @@ Given subscription patterns with wildcards (``forex.*``, ``stock.#``, ``sensors/
 ['alice', 'bob']
 """
 
+# First: it decides whether the core's modules below are imported compiled or as Python source.
+from ._build import BUILD
 from ._collector import collector_paused
 from ._dfa import BatchWalk
 from ._dialects import DIALECTS, Dialect, make_dialect
@@ -31,6 +33,7 @@ from ._words import Wildcard
 
 __all__ = [
     "ALGORITHMS",
+    "BUILD",
     "DEFAULT_CACHE_BYTES",
     "DEFAULT_CACHE_SIZE",
     "DIALECTS",

@@ -180,7 +180,7 @@ class DFA:
                 fixed[star] = None
                 if star.hash is not None:
                     fixed[star.hash] = None
-        return tuple(fixed), tuple(node for node in nodes if len(node))
+        return tuple(fixed), tuple(node.children for node in nodes if node.children)
 
     def _remember(self, state: _State, word: str, alive: dict[Node, None]) -> _State:
         """The state of the node set ``alive``, reached from ``state`` by ``word``."""
