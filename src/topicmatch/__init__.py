@@ -24,6 +24,7 @@ from ._errors import (
     InvalidPatternError,
     InvalidSubscriberError,
     InvalidTopicError,
+    InvalidWalkError,
     TopicMatchError,
     UnknownTopicError,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "InvalidPatternError",
     "InvalidSubscriberError",
     "InvalidTopicError",
+    "InvalidWalkError",
     "Matcher",
     "MatcherSnapshot",
     "TopicIndex",
@@ -66,6 +68,7 @@ for _public in (
     InvalidPatternError,
     InvalidSubscriberError,
     InvalidTopicError,
+    InvalidWalkError,
     TopicMatchError,
     UnknownTopicError,
     Matcher,

@@ -455,7 +455,7 @@ def make_dialect(
     >>> make_dialect("mqtt").parse_pattern("sensors/+/temp")
     ('sensors', <*>, 'temp')
     """
-    if name not in _CLASSES:
+    if not isinstance(name, str) or name not in _CLASSES:  # (a list is no key: checked first)
         raise ConfigurationError(f"unknown dialect {name!r}; choose one of {', '.join(DIALECTS)}")
     default_bytes, default_words = DEFAULT_LIMITS[name]
     strict: object = pedantic  # checked here, compiled or not
