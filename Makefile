@@ -16,25 +16,30 @@ PURE_TESTS := -m "not spark and not latency and not slow"
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-$(STAMP): pyproject.toml setup.py $(SOURCE)
+$(STAMP): pyproject.toml latency/pyproject.toml setup.py $(SOURCE)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev]' -e './latency[spark]'
 	touch $(STAMP)
 
-venv: $(STAMP)  ## create the virtual environment with the package (its core compiled) and its dev tools
+venv: $(STAMP)  ## create the virtual environment: the matching library (its core compiled), the latency harness, dev tools
 
-brokers:  ## install RabbitMQ, Mosquitto, nats-server, Redis and ActiveMQ from Debian (needs root)
-	bash scripts/install-brokers.sh
+brokers:  ## install RabbitMQ, Mosquitto, nats-server, Redis, ActiveMQ and Java 17 from Debian (needs root)
+	@LOG=$(BROKERS_LOG) bash scripts/install-brokers.sh
+
+# What `make demo` writes (and `make clean` removes), and the log of the brokers' install.
+DEMO := out/demo
+DEMO_OUTPUTS := $(DEMO)/data $(DEMO)/routed
+BROKERS_LOG := out/install-brokers.log
 
 demo: venv  ## the main job, local mode: generate 1,000,000 messages and 10,000 subscriptions, route them on Spark
-	$(VENV)/bin/topicmatch generate --messages 1000000 --subscriptions 10000 --invalid-fraction 0.0001 --out out/demo/data
+	$(VENV)/bin/topicmatch generate --messages 1000000 --subscriptions 10000 --invalid-fraction 0.0001 --out $(DEMO)/data
 	PYSPARK_PYTHON=$(abspath $(PY)) SPARK_LOCAL_IP=127.0.0.1 $(VENV)/bin/topicmatch route --overwrite \
-		--messages out/demo/data/messages --subscriptions out/demo/data/subscriptions.parquet --out out/demo/routed
+		--messages $(DEMO)/data/messages --subscriptions $(DEMO)/data/subscriptions.parquet --out $(DEMO)/routed
 
 check: venv  ## lint (ruff), format check and strict typing (mypy)
-	$(VENV)/bin/ruff check src tests benchmarks setup.py conftest.py
-	$(VENV)/bin/ruff format --check src tests benchmarks setup.py conftest.py
+	$(VENV)/bin/ruff check src latency/src tests benchmarks setup.py conftest.py
+	$(VENV)/bin/ruff format --check src latency/src tests benchmarks setup.py conftest.py
 	$(VENV)/bin/mypy
 
 test: venv brokers check  ## the whole suite on the compiled core, then the library's tests on the pure one
@@ -52,9 +57,11 @@ test-brokers: venv brokers  ## only the conformance tests against the real broke
 	$(PY) -m pytest -m brokers tests/brokers
 
 format: venv  ## reformat the code
-	$(VENV)/bin/ruff format src tests benchmarks setup.py conftest.py
-	$(VENV)/bin/ruff check --fix src tests benchmarks setup.py conftest.py
+	$(VENV)/bin/ruff format src latency/src tests benchmarks setup.py conftest.py
+	$(VENV)/bin/ruff check --fix src latency/src tests benchmarks setup.py conftest.py
 
-clean:  ## remove the virtual environment and caches
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build src/*.egg-info
-	rm -f src/*.so src/topicmatch/*.so src/topicmatch/_compiled.json  # the core compiled in place
+clean:  ## remove what the targets wrote: the demo's data and output, the venv, caches, the install log, the core compiled in place
+	rm -rf $(DEMO_OUTPUTS) $(BROKERS_LOG)
+	rmdir $(DEMO) out 2>/dev/null || true
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build latency/build src/*.egg-info latency/src/*.egg-info
+	rm -f src/*.so src/topicmatch/*.so src/topicmatch/_compiled.json

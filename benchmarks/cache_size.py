@@ -4,7 +4,7 @@ Usage: ``.venv/bin/python benchmarks/cache_size.py [ROUNDS]``
 
 Workloads (fixed seeds):
 
-* *replay-1k*, *replay-10k*: the realistic workload (``topicmatch._workloads.realistic``: Zipf
+* *replay-1k*, *replay-10k*: the realistic workload (``topicmatch.bench.shapes.realistic``: Zipf
   words, 1-5 words, ~13 % wildcard patterns), 1,000 and 10,000 subscriptions, a log of 20,000
   lookups of about 15,600 distinct topics read again every round (a log replayed);
 * *zipf*, *unmatched*, *study*: the workload matrix's rows (``topicmatch bench workloads``):
@@ -24,8 +24,8 @@ import sys
 import time
 
 from topicmatch import Matcher
-from topicmatch._workloads import realistic
 from topicmatch.bench import shapes
+from topicmatch.bench.shapes import realistic
 
 SIZES = (0, 4096, 16384, 65536)
 

@@ -2,7 +2,7 @@
 
 Usage: ``.venv/bin/python benchmarks/choose_default.py [--messages N] [--repeat R]``
 
-Workload: the study's throughput workload (topicmatch._workloads.study_throughput). For each
+Workload: the study's throughput workload (topicmatch.bench.shapes.study_throughput). For each
 algorithm: lookups per second through ``Matcher.lookup`` with the cache off (and, last, the
 default with its cache), and the time to subscribe the 1,000 patterns; median of ``--repeat``
 runs after one warm-up run. The machine, the Python version and the load average are printed
@@ -19,7 +19,7 @@ import statistics
 import time
 
 from topicmatch import DEFAULT_CACHE_SIZE, Matcher
-from topicmatch._workloads import study_throughput
+from topicmatch.bench.shapes import study_throughput
 
 
 def measure(

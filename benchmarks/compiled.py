@@ -42,9 +42,9 @@ from typing import Any
 
 import topicmatch
 from topicmatch import Matcher
-from topicmatch._workloads import realistic
 from topicmatch.bench import shapes
 from topicmatch.bench.contenders import _Paho
+from topicmatch.bench.shapes import realistic
 
 PER_ROUND = 2_000
 FILTERS = 10_000

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 
 from topicmatch import Matcher
-from topicmatch._workloads import study_throughput
+from topicmatch.bench.shapes import study_throughput
 
 
 def per_message_ns(run: Callable[[], object], count: int, repeat: int = 5) -> float:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from topicmatch import Matcher
-from topicmatch._workloads import study_throughput
+from topicmatch.bench.shapes import study_throughput
 
 
 def main(rounds: int) -> None:

@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # Install the real message brokers used by the conformance tests
+# (and Java 17, which Spark needs)
 # (tests/brokers) and the latency harness (topicmatch bench latency/commitlog):
 # RabbitMQ, Mosquitto, nats-server, Redis and ActiveMQ from Debian's packages.
 #
 # Why this script exists: the tests and the harness start their own private,
-# loopback-only broker instances (topicmatch.bench.servers); they only need
+# loopback-only broker instances (topicmatch_latency.servers); they only need
 # the binaries. So the packages are installed WITHOUT letting them start their
 # system-wide services (a temporary policy-rc.d that denies every service
 # action), and any system instance that got started anyway is stopped by PID.
 #
 # Idempotent and fast: when all the packages are installed it does nothing.
-# Must run as root (or with sudo) on Debian 12.
+# Must run as root (or with sudo) on Debian 12. apt's output goes to a log file
+# (LOG, default out/install-brokers.log); the script prints one line, or on
+# failure the log's last lines.
 set -euo pipefail
 
-PACKAGES=(rabbitmq-server mosquitto nats-server redis-server activemq)
+# The brokers, and Java 17 for Spark (and ActiveMQ).
+PACKAGES=(rabbitmq-server mosquitto nats-server redis-server activemq openjdk-17-jre-headless)
+LOG="${LOG:-out/install-brokers.log}"
 # Users the Debian packages run their services as; used to find a system
 # instance that was started despite policy-rc.d.
 SERVICE_USERS=(rabbitmq mosquitto nats redis activemq)
@@ -79,10 +84,14 @@ printf '#!/bin/sh\n# temporary, written by install-brokers.sh\nexit 101\n' >"$PO
 chmod 755 "$POLICY"
 
 export DEBIAN_FRONTEND=noninteractive
-apt-get update
-apt-get install -y --no-install-recommends \
+mkdir -p "$(dirname "$LOG")"
+if ! { apt-get update && apt-get install -y --no-install-recommends \
     -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
-    "${PACKAGES[@]}"
+    "${PACKAGES[@]}"; } >"$LOG" 2>&1; then
+    echo "install-brokers: apt-get failed; the end of $LOG:" >&2
+    tail -n 20 "$LOG" >&2
+    exit 1
+fi
 
 restore_policy
 trap - EXIT
@@ -91,7 +100,7 @@ trap - EXIT
 after_pids="$(service_pids)"
 new_pids="$(comm -13 <(echo "$before_pids") <(echo "$after_pids") | grep -E '^[0-9]+$' || true)"
 if [ -n "$new_pids" ]; then
-    echo "install-brokers: stopping system broker processes: $(echo "$new_pids" | tr '\n' ' ')"
+    echo "install-brokers: stopping system broker processes: $(echo "$new_pids" | tr '\n' ' ')" >>"$LOG"
     # shellcheck disable=SC2086
     kill -TERM $new_pids 2>/dev/null || true
     for _ in $(seq 1 50); do
@@ -113,4 +122,4 @@ for pkg in "${PACKAGES[@]}"; do
         exit 1
     fi
 done
-echo "install-brokers: installed ${missing[*]}"
+echo "install-brokers: installed ${missing[*]} (apt's output: $LOG)"

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from topicmatch import ALGORITHMS, BUILD, Matcher
-from topicmatch.bench import servers
-from topicmatch.bench.latency._systems import SystemUnavailable, start_server
+from topicmatch_latency import servers
+from topicmatch_latency._systems import SystemUnavailable, start_server
 
 settings.register_profile("dev", max_examples=60, deadline=None)
 settings.register_profile(

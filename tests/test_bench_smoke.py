@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from topicmatch.bench._experiments_cli import EXPERIMENTS
 from topicmatch.cli import main
+from topicmatch.cli._bench import EXPERIMENTS
 
 pytestmark = pytest.mark.slow
 
@@ -26,10 +26,12 @@ def test_bench_all_quick_writes_every_report(tmp_path: Path) -> None:
         directory = tmp_path / name
         report = (directory / "report.md").read_text(encoding="utf-8")
         assert report.startswith("# "), name
+        assert report.split("\n")[2].startswith("> **A quick run** (`--quick`): a smoke test"), name
         assert "\n| " in report, f"{name}: no table"
         assert "|---" in report, f"{name}: no table"
         results = json.loads((directory / "results.json").read_text(encoding="utf-8"))
         assert results["experiment"] == name
+        assert results["quick"] is True
         assert {"python", "cpu", "cores", "load_average"} <= set(results["machine"])
         assert results["results"], f"{name}: no raw results"
         for chart in results["charts"]:

@@ -174,11 +174,11 @@ def test_dfa_memory_stays_within_its_byte_bound() -> None:
     assert dfa.bytes <= budget + 64 * 1024  # the last charge overshoots by at most one state
 
 
-def test_the_dfa_bound_is_a_quarter_of_cache_bytes() -> None:
+def test_the_dfa_bound_is_a_third_of_cache_bytes() -> None:
     budget = 1024 * 1024
     rng = random.Random(4)
     topics = [".".join(f"w{rng.randrange(400)}" for _ in range(50)) for _ in range(300)]
-    m = Matcher(cache_size=0, cache_bytes=4 * budget)
+    m = Matcher(cache_size=0, cache_bytes=3 * budget)
     m.subscribe_many((f"#.w{i}.#", i) for i in range(200))
     walk = m.batch_walk()
     assert walk is not None

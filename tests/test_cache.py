@@ -305,7 +305,7 @@ def test_a_write_indexes_the_topics_promoted_since_the_last_write_within_a_budge
 def test_results_shared_by_many_topics_are_charged_once() -> None:
     # A fan-out: every topic's result is the one set of one node (1 MB). Charged once per
     # generation (the warm one keeps its charge until it is emptied), a thousand topics fit.
-    m = Matcher(dialect="mqtt", cache_bytes=16 * 1024 * 1024)  # the result cache gets half
+    m = Matcher(dialect="mqtt", cache_bytes=24 * 1024 * 1024)  # the result cache gets a third
     m.subscribe_many(("fleet/+/status", i) for i in range(20_000))
     topics = [f"fleet/v{i}/status" for i in range(1000)]
     _make_hot(m, topics)

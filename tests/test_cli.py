@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import subprocess
@@ -11,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from topicmatch._commandline import UsageError
 from topicmatch._extras import EXTRAS
-from topicmatch.cli import main
+from topicmatch.cli import _bench, main
 
 
 def _run(argv: list[str], stdin: str = "") -> tuple[int, str]:
@@ -172,3 +174,71 @@ def test_an_empty_amqp_pattern_is_the_empty_routing_key(tmp_path: Path) -> None:
     code, out = _run(["match", str(subs), ""])
     assert code == 0
     assert out.splitlines() == ["\tempty-key"]
+
+
+def test_the_harness_experiments_name_their_install_command_when_it_is_absent() -> None:
+    """Without the latency harness's entry point, ``bench latency`` (and ``commitlog``, ``brokers``)
+    still parses and says where the harness is, instead of argparse's 'invalid choice'."""
+    parser = argparse.ArgumentParser(prog="topicmatch")
+    _bench.add_commands(parser.add_subparsers(dest="command"), plugins=())
+    for name in _bench.HARNESS:
+        options = parser.parse_args(["bench", name])
+        with pytest.raises(UsageError, match=r"pip install \./latency"):
+            options.run(options, io.StringIO(), io.StringIO(), io.StringIO())
+    options = parser.parse_args(["bench", "throughput", "--quick"])  # this package's own are there
+    assert options.quick
+
+
+def test_the_installed_harness_adds_its_experiments_through_its_entry_point() -> None:
+    parser = argparse.ArgumentParser(prog="topicmatch")
+    _bench.add_commands(parser.add_subparsers(dest="command"))
+    options = parser.parse_args(["bench", "latency", "--system", "matcher"])
+    assert options.system == ["matcher"]
+
+
+def test_a_header_that_lost_a_name_is_refused_naming_the_headers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    subs = tmp_path / "subs.tsv"
+    subs.write_text("pattern\tclient\nforex.*\talice\n", encoding="utf-8")
+    code, _ = _run(["match", str(subs), "forex.x"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"topicmatch: {subs}:1: expected a header naming the columns pattern and subscriber"
+    )
+    assert "pattern,subscriber for CSV, pattern<TAB>subscriber for TSV" in err
+
+
+def test_every_invalid_pattern_of_a_file_is_listed_up_to_a_bound(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    subs = tmp_path / "subs.tsv"
+    subs.write_text("ok/+\ta\n" + "".join(f"a/#/{i}\tb\n" for i in range(25)), encoding="utf-8")
+    code, _ = _run(["match", "--dialect", "mqtt", str(subs), "a/b"])
+    assert code == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == (
+        f"topicmatch: {subs}:2: invalid mqtt pattern 'a/#/0': '#' must be the last level; "
+        "25 invalid patterns in all:"
+    )
+    assert lines[1] == f"  {subs}:3: invalid mqtt pattern 'a/#/1': '#' must be the last level"
+    assert len(lines) == 1 + 19 + 1  # the first, 19 more (20 listed), then the count of the rest
+    assert lines[-1] == "  ... and 5 more"
+
+
+def test_patterns_that_look_like_another_dialect_get_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    subs = tmp_path / "subs.tsv"
+    subs.write_text("sensors/+/temp\ta\nsensors/#\tb\n", encoding="utf-8")
+    code, out = _run(["match", str(subs), "sensors/x/temp"])
+    assert code == 0
+    assert out == "sensors/x/temp\t\n"  # under AMQP's rules: '+' and 'sensors/#' are plain words
+    assert capsys.readouterr().err == (
+        "topicmatch: warning: 2 of 2 patterns look like mqtt patterns (separator '/', wildcards + #), "
+        "not amqp ones: pass --dialect mqtt if they are\n"
+    )
+    code, out = _run(["match", "--dialect", "mqtt", str(subs), "sensors/x/temp"])
+    assert out == "sensors/x/temp\ta b\n"
+    assert capsys.readouterr().err == ""

@@ -244,9 +244,9 @@ def test_readers_sharing_the_memo_see_only_states_that_existed() -> None:
     assert seen <= states, [sorted(map(str, s - frozenset(base))) for s in seen - states]
 
 
-def test_the_memo_bound_is_a_quarter_of_cache_bytes() -> None:
-    assert _unions(Matcher()).max_bytes == DEFAULT_CACHE_BYTES // 4
-    assert _unions(Matcher(cache_bytes=4 << 20)).max_bytes == 1 << 20
+def test_the_memo_bound_is_a_third_of_cache_bytes() -> None:
+    assert _unions(Matcher()).max_bytes == DEFAULT_CACHE_BYTES // 3
+    assert _unions(Matcher(cache_bytes=3 << 20)).max_bytes == 1 << 20
     m = _wide()
     m.subscribe("+/b", "solo")
     nothing = _wide(cache_bytes=0)

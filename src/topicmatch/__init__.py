@@ -13,7 +13,9 @@ Given subscription patterns with wildcards (``forex.*``, ``stock.#``, ``sensors/
 """
 
 # First: it decides whether the core's modules below are imported compiled or as Python source.
-from ._build import BUILD
+from ._build import BUILD  # isort: skip
+from ._access import AccessRules
+from ._captures import Capture, capture
 from ._collector import collector_paused
 from ._dfa import BatchWalk
 from ._dialects import DIALECTS, Dialect, make_dialect
@@ -22,6 +24,7 @@ from ._errors import (
     ConfigurationError,
     InvalidPairError,
     InvalidPatternError,
+    InvalidRuleError,
     InvalidSubscriberError,
     InvalidTopicError,
     InvalidWalkError,
@@ -29,6 +32,7 @@ from ._errors import (
     UnknownTopicError,
 )
 from ._matcher import ALGORITHMS, DEFAULT_CACHE_BYTES, DEFAULT_CACHE_SIZE, Matcher, MatcherSnapshot
+from ._shared import SharedGroups, ShareGroup
 from ._topic_index import TopicIndex
 from ._words import Wildcard
 
@@ -38,21 +42,27 @@ __all__ = [
     "DEFAULT_CACHE_BYTES",
     "DEFAULT_CACHE_SIZE",
     "DIALECTS",
+    "AccessRules",
     "BatchWalk",
+    "Capture",
     "ComplexityError",
     "ConfigurationError",
     "Dialect",
     "InvalidPairError",
     "InvalidPatternError",
+    "InvalidRuleError",
     "InvalidSubscriberError",
     "InvalidTopicError",
     "InvalidWalkError",
     "Matcher",
     "MatcherSnapshot",
+    "ShareGroup",
+    "SharedGroups",
     "TopicIndex",
     "TopicMatchError",
     "UnknownTopicError",
     "Wildcard",
+    "capture",
     "collector_paused",
     "make_dialect",
 ]
@@ -60,23 +70,8 @@ __all__ = [
 __version__ = "0.1.0"
 
 # Show the public names in tracebacks and reprs (topicmatch.InvalidPatternError, not the private
-# module it is defined in).
-for _public in (
-    ComplexityError,
-    ConfigurationError,
-    InvalidPairError,
-    InvalidPatternError,
-    InvalidSubscriberError,
-    InvalidTopicError,
-    InvalidWalkError,
-    TopicMatchError,
-    UnknownTopicError,
-    Matcher,
-    MatcherSnapshot,
-    TopicIndex,
-    Dialect,
-    BatchWalk,
-    Wildcard,
-):
-    _public.__module__ = __name__
-del _public
+# module it is defined in): every class of __all__, the one list of the public names.
+for _name in __all__:
+    if isinstance(globals()[_name], type):
+        globals()[_name].__module__ = __name__
+del _name

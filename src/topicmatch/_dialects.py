@@ -34,7 +34,7 @@ from typing import ClassVar, Final
 from ._algebra import TopicRules, covers, overlaps
 from ._errors import ConfigurationError, InvalidPatternError, InvalidTopicError, shortened
 from ._typevars import Count, Flag, Text
-from ._words import HASH, STAR, Token, Tokens, canonical
+from ._words import HASH, STAR, Token, Tokens, canonical, pattern_matches
 
 __all__ = ["DIALECTS", "AmqpDialect", "Dialect", "MqttDialect", "NatsDialect", "make_dialect"]
 
@@ -166,6 +166,20 @@ class Dialect:
     def _tokens(self, pattern: str) -> Tokens:
         """The canonical tokens of a pattern whose text passed :meth:`_check_text`."""
         raise NotImplementedError
+
+    def matches(self, pattern: Text, topic: Text) -> bool:
+        """Whether ``topic`` matches ``pattern`` under this dialect's rules: one pair, no index
+        (a :class:`~topicmatch.Matcher` answers for many patterns at once). O(len(pattern) x
+        len(topic)) at worst, linear on ordinary patterns (:func:`._words.pattern_matches`).
+        Raises :class:`InvalidPatternError` or :class:`InvalidTopicError`.
+
+        >>> mqtt = make_dialect("mqtt")
+        >>> mqtt.matches("foo/#", "foo/bar"), mqtt.matches("+/bar", "$SYS/bar")
+        (True, False)
+        """
+        tokens = self.parse_pattern(pattern)
+        words = self.parse_topic(topic)
+        return words is not None and pattern_matches(tokens, words, self.dollar_rule)
 
     # -- pattern algebra -------------------------------------------------------------------
     def overlaps(self, p: Text, q: Text) -> bool:

@@ -12,6 +12,7 @@ clause catches them all::
      +-- InvalidWalkError(TypeError)        BatchWalk: not its states, words that are not str
      +-- ComplexityError(ValueError)        Dialect.covers: patterns too hostile to compare within its budget
      +-- ConfigurationError(ValueError)     unknown algorithm or dialect, bad limit, misused option
+     +-- InvalidRuleError(ValueError)       AccessRules: a line of an acl_file Mosquitto would not load
 
 The value errors also derive from :class:`ValueError` so that code written against plain Python
 conventions keeps working. A failed call leaves the matcher's state exactly as it was.
@@ -24,6 +25,7 @@ __all__ = [
     "ConfigurationError",
     "InvalidPairError",
     "InvalidPatternError",
+    "InvalidRuleError",
     "InvalidSubscriberError",
     "InvalidTopicError",
     "InvalidWalkError",
@@ -111,3 +113,15 @@ class ComplexityError(TopicMatchError, ValueError):
     """A question whose exact answer would take more steps than the library allows itself:
     ``Dialect.covers`` on patterns that can be matched in exponentially many ways (its budget is
     ``topicmatch._algebra.COVERS_BUDGET``)."""
+
+
+class InvalidRuleError(TopicMatchError, ValueError):
+    """A line of an access-rules text (:class:`~topicmatch.AccessRules`) that Mosquitto would not
+    load: an unknown keyword, a missing username or filter, an invalid filter. Attributes:
+    ``line`` (its number, from 1), ``text`` and ``reason``."""
+
+    def __init__(self, line: int, text: str, reason: str) -> None:
+        self.line = line
+        self.text = text
+        self.reason = reason
+        super().__init__(f"access rules, line {line}: {reason}: {shortened(text.strip())!r}")

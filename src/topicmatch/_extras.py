@@ -2,7 +2,7 @@
 
 The core needs nothing beyond the standard library. ``topicmatch.spark`` needs the ``spark``
 extra and checks for it when imported; a command that needs an extra checks when it runs
-(``topicmatch.cli._common.require``), so ``topicmatch --help`` works with none installed. This
+(``topicmatch._commandline.require``), so ``topicmatch --help`` works with none installed. This
 table mirrors ``[project.optional-dependencies]`` in pyproject.toml, by import name
 (tests/test_cli.py checks that the two agree).
 """
@@ -16,22 +16,11 @@ __all__ = ["EXTRAS", "extra_of", "install_hint", "missing"]
 
 #: extra -> the top-level modules it provides (import names, not distribution names)
 EXTRAS: Final[dict[str, tuple[str, ...]]] = {
+    "amqtt": ("amqtt",),
+    "kombu": ("kombu",),
     "spark": ("pyspark", "pyarrow", "pandas", "numpy"),
     "connect": ("pyspark", "pyarrow", "pandas", "numpy", "grpc", "grpc_status", "google", "zstandard"),
-    "bench": (
-        "matplotlib",
-        "hdrh",
-        "numpy",
-        "paho",
-        "kombu",
-        "amqtt",
-        "redis",
-        "nats",
-        "pika",
-        "zmq",
-        "pynng",
-        "stomp",
-    ),
+    "bench": ("matplotlib", "numpy", "paho", "kombu", "amqtt"),
 }
 
 

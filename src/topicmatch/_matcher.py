@@ -40,6 +40,7 @@ from ._words import Tokens
 __all__ = ["ALGORITHMS", "DEFAULT_CACHE_BYTES", "DEFAULT_CACHE_SIZE", "Matcher", "MatcherSnapshot"]
 
 if TYPE_CHECKING:
+    from ._captures import Capture  # Matcher.captures
     from ._dfa import BatchWalk
 
 _INDEXES: Final[dict[str, type[Index]]] = {
@@ -55,9 +56,10 @@ _INDEXES: Final[dict[str, type[Index]]] = {
 #: the cache, against 1.3x and 1.2x at 16,384: benchmarks/cache_size.py, docs/performance.md,
 #: "Cache size").
 DEFAULT_CACHE_SIZE: Final = 65536
-#: Bytes the default may keep of what it learns from lookups (``cache_bytes``): half for the
-#: result cache, a quarter for the memo of unions, a quarter for the DFA of batch walks.
-DEFAULT_CACHE_BYTES: Final = 64 * 1024 * 1024
+#: Bytes the default may keep of what it learns from lookups (``cache_bytes``): a third each for
+#: the result cache, the memo of unions and the DFA of batch walks (32 MiB each: at 16 MiB the
+#: memo kept too few of the unions under churn to pay, ``benchmarks/default_parts.py``).
+DEFAULT_CACHE_BYTES: Final = 96 * 1024 * 1024
 
 ALGORITHMS: Final = (*_INDEXES, "default")
 
@@ -235,8 +237,8 @@ class Matcher(_Reader[S]):
     dialect's limits on patterns and topics. ``cache_size`` sets the result cache's entries (0
     turns it off; by default on only for ``"default"``, with :data:`DEFAULT_CACHE_SIZE`).
     ``cache_bytes`` bounds everything the default keeps of what it learns from lookups
-    (:data:`DEFAULT_CACHE_BYTES`: half for the result cache, a quarter for the memo of unions,
-    a quarter for the DFA of :meth:`batch_walk`; each stays within its share by a charge that
+    (:data:`DEFAULT_CACHE_BYTES`: a third each for the result cache, the memo of unions and the
+    DFA of :meth:`batch_walk`; each stays within its share by a charge that
     errs high, traced by tests/test_bounds.py). ``topics`` is the topic space of
     ``"inverted_bitmap"`` (required there, refused elsewhere).
 
@@ -297,12 +299,12 @@ class Matcher(_Reader[S]):
         elif algorithm == "default":
             # The trie, the fastest correct algorithm on every workload measured, with a memo of
             # its unions (and the result cache below): docs/implementation.md says why.
-            self._index = TrieIndex(dollar, Unions(budget // 4), dfa_bytes=budget // 4)
+            self._index = TrieIndex(dollar, Unions(budget // 3), dfa_bytes=budget // 3)
         else:
             self._index = _INDEXES[algorithm](dollar)
         self._cache = None
         if size:
-            self._cache = ResultCache(size, budget // 2, self._parse_topic, dollar)
+            self._cache = ResultCache(size, budget // 3, self._parse_topic, dollar)
         self._writes = threading.Lock()
         self._by_subscriber = BySubscriber()
 
@@ -503,6 +505,34 @@ class Matcher(_Reader[S]):
         """A read-only view of this instant: O(1) on ``default``, ``trie`` and ``cstrie`` (the
         trie's next writes copy the nodes they change, once each), a copy O(n) elsewhere."""
         return MatcherSnapshot(self._index.snapshot(), self._dialect)
+
+    # -- captures: a separate block, the one addition of topicmatch._captures to this module ------
+    def captures(self, topic: Text) -> list[Capture[S]]:
+        """Each pattern that ``topic`` matches, with what each of its wildcards bound and its
+        subscribers, sorted by pattern: for routers that dispatch to handlers
+        (:mod:`topicmatch._captures` defines the values: a word for ``*``/``+``, a tuple of
+        words for ``#``/``>``, in the pattern's order).
+
+        The same verdicts as :meth:`lookup` (it runs it), taken under the writers' lock so that
+        a write cannot fall between the lookup and the patterns of its subscribers. O(the lookup
+        + the patterns of the subscribers found x tokens x words). Raises what :meth:`lookup`
+        raises.
+
+        >>> m = Matcher(dialect="mqtt")
+        >>> m.subscribe("sensors/+/temp", "thermo"), m.subscribe("sensors/#", "log")
+        (True, True)
+        >>> for c in m.captures("sensors/kitchen/temp"):
+        ...     print(c.pattern, c.values, sorted(c.subscribers))
+        sensors/# (('kitchen', 'temp'),) ['log']
+        sensors/+/temp ('kitchen',) ['thermo']
+        """
+        from ._captures import captures_of  # noqa: PLC0415 - keeps this block separable
+
+        with self._writes:
+            found: list[Capture[S]] = captures_of(
+                self._dialect, topic, self.lookup(topic), self._by_subscriber.of
+            )
+            return found
 
     @property
     def cache_info(self) -> Mapping[str, int]:

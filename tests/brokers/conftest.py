@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from topicmatch.bench import servers
+from topicmatch_latency import servers
 
 Address = tuple[str, int]
 

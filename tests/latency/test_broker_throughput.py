@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from topicmatch.bench.latency import _broker_throughput
-from topicmatch.bench.latency._broker_throughput import ThroughputRun
 from topicmatch.cli import main
+from topicmatch_latency import _broker_throughput
+from topicmatch_latency._broker_throughput import ThroughputRun
 
 pytestmark = pytest.mark.latency
 

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from topicmatch.bench import servers
-from topicmatch.bench.latency import LoadSpec, run_load
-from topicmatch.bench.latency._systems import RoundTripFactory
+from topicmatch_latency import LoadSpec, run_load, servers
+from topicmatch_latency._systems import RoundTripFactory
 
 # Also `brokers`: `make test-fast` (-m "not brokers") runs everything that needs no broker.
 pytestmark = [pytest.mark.latency, pytest.mark.brokers]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from topicmatch.bench import servers
 from topicmatch.cli import main
+from topicmatch_latency import servers
 
 pytestmark = pytest.mark.latency
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from topicmatch.bench import servers
-from topicmatch.bench.latency._cli import LOG_SYSTEMS
-from topicmatch.bench.latency._commitlog import Plan, run_plan
-from topicmatch.bench.latency._logs import LOGS, JetStreamLog, RabbitStreamLog
+from topicmatch_latency import servers
+from topicmatch_latency._cli import LOG_SYSTEMS
+from topicmatch_latency._commitlog import Plan, run_plan
+from topicmatch_latency._logs import LOGS, JetStreamLog, RabbitStreamLog
 
 # Also `brokers`: `make test-fast` (-m "not brokers") runs everything that needs no broker.
 pytestmark = [pytest.mark.latency, pytest.mark.brokers]

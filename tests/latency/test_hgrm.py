@@ -9,8 +9,8 @@ import re
 import numpy as np
 import pytest
 
-from topicmatch.bench.latency._hgrm import MS, mean_and_stddev, parse_hgrm, write_hgrm
-from topicmatch.bench.latency._histograms import new_histogram, percentile_distribution, record_many
+from topicmatch_latency._hgrm import MS, mean_and_stddev, parse_hgrm, write_hgrm
+from topicmatch_latency._histograms import new_histogram, percentile_distribution, record_many
 
 pytestmark = pytest.mark.latency
 

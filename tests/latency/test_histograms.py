@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from topicmatch.bench.latency import LoadSpec, run_load
-from topicmatch.bench.latency._histograms import (
+from topicmatch_latency import LoadSpec, run_load
+from topicmatch_latency._histograms import (
     HIGHEST_NS,
     decode,
     encode,

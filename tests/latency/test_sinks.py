@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from topicmatch.bench.latency import _sinks
-from topicmatch.bench.latency._broker_throughput import run_throughput
+from topicmatch_latency import _sinks
+from topicmatch_latency._broker_throughput import run_throughput
 
 pytestmark = pytest.mark.latency
 

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from topicmatch.bench.latency import LatencyResult, LoadSpec, run_load
+from topicmatch_latency import LatencyResult, LoadSpec, run_load
 
 pytestmark = pytest.mark.latency
 

@@ -12,10 +12,10 @@ import pytest
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
 
-from topicmatch.bench.latency import Limits, LoadSpec, run_load
-from topicmatch.bench.latency._result import LatencyResult
-from topicmatch.bench.latency._sla import Sla, highest_met, parse_rates
 from topicmatch.cli import main
+from topicmatch_latency import Limits, LoadSpec, run_load
+from topicmatch_latency._result import LatencyResult
+from topicmatch_latency._sla import Sla, highest_met, parse_rates
 
 from .test_stall import Freezing
 
@@ -94,7 +94,7 @@ def test_the_interval_log_shows_when_the_stall_happened(tmp_path: Path) -> None:
 
 
 def _decode(encoded: str) -> HdrHistogram:
-    from topicmatch.bench.latency._histograms import decode  # noqa: PLC0415
+    from topicmatch_latency._histograms import decode  # noqa: PLC0415
 
     return decode(encoded)
 
@@ -126,7 +126,7 @@ def test_rates_of_a_sweep() -> None:
 
 
 def _result(rate: float, p99_ms: float, count: int = 1_000, sustained: bool = True) -> LatencyResult:
-    from topicmatch.bench.latency._histograms import encode, new_histogram, record_many  # noqa: PLC0415
+    from topicmatch_latency._histograms import encode, new_histogram, record_many  # noqa: PLC0415
 
     histogram = new_histogram()
     record_many(histogram, [MS] * (count - count // 50) + [int(p99_ms * MS)] * (count // 50))
@@ -174,7 +174,7 @@ def test_a_sweep_on_a_real_broker_writes_its_charts_logs_and_verdict(tmp_path: P
 
 
 def test_the_number_of_intervals_is_bounded_before_anything_starts() -> None:
-    from topicmatch.bench.latency import LimitError  # noqa: PLC0415
+    from topicmatch_latency import LimitError  # noqa: PLC0415
 
     with pytest.raises(LimitError, match="at most 36,000 per run"):
         LoadSpec(rate=1_000, duration=3_600, warmup=0, interval=0.01).check()

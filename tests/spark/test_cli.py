@@ -17,7 +17,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from topicmatch.cli import main
-from topicmatch.spark import Subscriptions, _commands, _session
+from topicmatch.spark import Subscriptions, _session, commands
 from topicmatch.spark._plan import SHARD_FROM, SHARD_PAIRS, SPLIT_FROM
 
 from .helpers import expected_deliveries, pairs_of
@@ -48,7 +48,7 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ]
     )
     assert code == 0
-    assert "wrote 4,000 messages in 1 files" in out
+    assert "wrote 4,000 messages in 1 file to" in out
     return path
 
 
@@ -86,6 +86,8 @@ def test_route_writes_deliveries_quarantine_and_summary(
     assert summary["messages"] == 4000
     assert summary["deliveries"] == len(expected)
     assert summary["invalid"] == len(invalid) > 0
+    assert summary["quarantine_reasons"] == {"invalid_topic": len(invalid)}  # generate's invalid topics
+    assert f"quarantined        {len(invalid):,} messages: {len(invalid):,} invalid topics -> " in out
     assert summary["unmatched"] == 4000 - len(matched) - len(invalid)
     quarantined = spark.read.parquet(summary["output"]["quarantine"])
     assert {r["offset"] for r in quarantined.collect()} == invalid
@@ -261,11 +263,11 @@ def test_a_malformed_json_line_is_quarantined_as_such(spark: SparkSession, tmp_p
     subs.write_text("a.*\tx\n", encoding="utf-8")
     clean, broken = tmp_path / "clean.jsonl", tmp_path / "broken.jsonl"
     clean.write_text('{"offset": 1, "topic": "a.b"}\n{"offset": 2, "topic": "a.c"}\n')
-    broken.write_text('{"offset": 1, "topic": "a.b"}\n{"offset": 2, "topic": "a.c"\n')
+    broken.write_text('{"offset": 1, "topic": "a.b"}\n{"offset": 2, "topic": "a.c"\n{"offset": 3}\n')
     columns = {}
     for log in (clean, broken):
         out = tmp_path / f"o-{log.stem}"
-        code, _ = run(
+        code, text = run(
             ["route", "--messages", str(log), "--subscriptions", str(subs), "--out", str(out), "--quiet"]
         )
         assert code == 0
@@ -275,9 +277,14 @@ def test_a_malformed_json_line_is_quarantined_as_such(spark: SparkSession, tmp_p
     assert columns["broken"] == columns["clean"]
     quarantined = spark.read.parquet(str(tmp_path / "o-broken" / "quarantine"))
     assert "_corrupt_record" not in quarantined.columns
-    assert [row["reason"] for row in quarantined.collect()] == [
-        'not valid JSON: {"offset": 2, "topic": "a.c"'
+    assert sorted(row["reason"] for row in quarantined.collect()) == [
+        'not valid JSON: {"offset": 2, "topic": "a.c"',
+        "the topic is null",
     ]
+    # The summary names each reason with its count (not "invalid or null topic, too big").
+    assert "quarantined        2 messages: 1 null topic, 1 not valid JSON -> " in text
+    summary = json.loads((tmp_path / "o-broken" / "summary.json").read_text())
+    assert summary["quarantine_reasons"] == {"null_topic": 1, "not_json": 1}
 
 
 def _err(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
@@ -502,7 +509,7 @@ def test_what_can_fail_before_spark_starts_fails_at_once(
     def no_session(*args: object, **kwargs: object) -> None:
         raise AssertionError("Spark was started")
 
-    monkeypatch.setattr(_commands, "session", no_session)
+    monkeypatch.setattr(commands, "session", no_session)
     subs = str(data / "subscriptions.parquet")
     base = ["route", "--subscriptions", subs]
     line = _err(capsys, [*base, "--messages", str(tmp_path / "missing"), "--out", str(tmp_path / "o")])
@@ -566,9 +573,10 @@ def test_csv_topics_are_text_and_an_empty_one_is_the_empty_key(spark: SparkSessi
     assert not (out / "quarantine").exists()
 
 
-def test_a_quiet_hour_routes_zero_messages(tmp_path: Path) -> None:
+def test_a_quiet_hour_routes_zero_messages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An empty log (an empty file, a directory of none, or generate --messages 0) routes no
-    message and says so, instead of failing on a schema Spark cannot infer."""
+    message and says so, instead of failing on a schema Spark cannot infer; a warning names the
+    empty input, and the empty output has the columns of a message log, payload included."""
     subs = tmp_path / "subs.tsv"
     subs.write_text("#\tall\n", encoding="utf-8")
     (tmp_path / "empty").mkdir()
@@ -576,9 +584,48 @@ def test_a_quiet_hour_routes_zero_messages(tmp_path: Path) -> None:
     assert run(["generate", "--messages", "0", "--subscriptions", "5", "--out", str(tmp_path / "g")])[0] == 0
     for name, messages in (("dir", "empty"), ("json", "m.jsonl"), ("generated", "g/messages")):
         argv = ["route", "--messages", str(tmp_path / messages), "--subscriptions", str(subs)]
+        capsys.readouterr()
         code, text = run([*argv, "--out", str(tmp_path / f"o-{name}"), "--quiet"])
         assert code == 0, (name, text)
-        assert text.startswith("routed 0 messages"), (name, text)
+        assert text.startswith("routed 0 messages -> 0 deliveries"), (name, text)
+        assert "0 msg/s" not in text, text
+        warning = f"topicmatch: warning: {tmp_path / messages} holds no message"
+        assert warning in capsys.readouterr().err, name
+        written = next((tmp_path / f"o-{name}" / "deliveries").glob("*.parquet"))
+        assert pq.read_schema(written).names == ["offset", "timestamp", "topic", "payload", "subscriber"]
+    empty = tmp_path / "empty.tsv"
+    empty.write_text("")
+    argv = ["route", "--messages", str(tmp_path / "empty"), "--subscriptions", str(empty)]
+    assert run([*argv, "--out", str(tmp_path / "o-nosubs"), "--quiet"])[0] == 0
+    assert f"{empty} holds no subscription: every message will be unmatched" in capsys.readouterr().err
+
+
+def test_patterns_of_another_dialect_get_a_warning_naming_dialect(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """MQTT filters routed under the default AMQP rules would quietly match other topics."""
+    subs = tmp_path / "subs.csv"
+    subs.write_text("pattern,subscriber\nsensors/+/temp,a\nsensors/#,b\n", encoding="utf-8")
+    (tmp_path / "empty").mkdir()
+    argv = ["route", "--messages", str(tmp_path / "empty"), "--subscriptions", str(subs), "--quiet"]
+    capsys.readouterr()
+    assert run([*argv, "--out", str(tmp_path / "o1")])[0] == 0
+    assert "2 of 2 patterns look like mqtt patterns" in capsys.readouterr().err
+    assert run([*argv, "--out", str(tmp_path / "o2"), "--dialect", "mqtt"])[0] == 0
+    assert "look like" not in capsys.readouterr().err
+
+
+def test_a_csv_file_without_the_header_is_refused_naming_the_headers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    subs = tmp_path / "subs.csv"
+    subs.write_text("filter,client\nsensors/+/temp,a\n", encoding="utf-8")
+    argv = ["route", "--messages", str(tmp_path), "--subscriptions", str(subs), "--out", str(tmp_path / "o")]
+    line = _err(capsys, argv)
+    assert line.startswith(
+        f"topicmatch: {subs}:1: expected a header naming the columns pattern and subscriber"
+    )
+    assert "pattern,subscriber for CSV, pattern<TAB>subscriber for TSV" in line
 
 
 def test_the_one_line_error_is_the_last_thing_on_stderr(data: Path, tmp_path: Path) -> None:
@@ -600,3 +647,5 @@ def test_the_one_line_error_is_the_last_thing_on_stderr(data: Path, tmp_path: Pa
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert lines[-1].startswith("topicmatch: "), done.stderr
     assert not [line for line in lines if " ERROR " in line], done.stderr
+    # Nor anything of Spark's start: the JDK's incubator-module line, Spark's log-level lines.
+    assert not [line for line in lines if "incubator" in line or "log level" in line], done.stderr

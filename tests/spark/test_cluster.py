@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-import topicmatch.spark.submit
+import topicmatch.cli.submit
 from topicmatch.cli import main
 
 from .helpers import pairs_of
@@ -66,7 +66,7 @@ def test_route_on_a_standalone_cluster_equals_local_mode(spark: SparkSession, tm
         assert len({path.parent.parent.name for path in executors}) == 2, "both workers ran executors"
         # The other documented way: spark-submit, which then decides the master.
         submit = [str(Path(sys.executable).parent / "spark-submit"), "--master", cluster.url]
-        submit += ["--conf", "spark.executor.memory=512m", topicmatch.spark.submit.__file__, "route", *common]
+        submit += ["--conf", "spark.executor.memory=512m", topicmatch.cli.submit.__file__, "route", *common]
         done = subprocess.run(
             [*submit, "--out", str(tmp_path / "submitted")],
             env=env,

@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from topicmatch.bench import servers
-from topicmatch.bench.latency._histograms import decode
-from topicmatch.bench.latency._load import LoadSpec
-from topicmatch.bench.latency._result import LatencyResult
-from topicmatch.bench.latency._spark_shares import run_shares_on_spark
-from topicmatch.bench.latency._systems import RoundTripFactory
 from topicmatch.cli import main
+from topicmatch_latency import servers
+from topicmatch_latency._histograms import decode
+from topicmatch_latency._load import LoadSpec
+from topicmatch_latency._result import LatencyResult
+from topicmatch_latency._spark_shares import run_shares_on_spark
+from topicmatch_latency._systems import RoundTripFactory
 
 from .standalone import Cluster
 

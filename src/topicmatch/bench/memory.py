@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import Matcher
-from .._workloads import realistic
 from . import charts
 from .report import Progress, Report, fmt_int
+from .shapes import realistic
 
 __all__ = ["run"]
 

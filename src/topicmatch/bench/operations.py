@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import Matcher
-from .._workloads import random_subscriptions
 from . import charts
 from .report import Progress, Report, fmt_ns
+from .shapes import random_subscriptions
 from .timing import clock_overhead_ns, median, per_call_ns
 
 __all__ = ["run"]

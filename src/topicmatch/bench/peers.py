@@ -6,7 +6,7 @@
 * kombu's topic exchange (``TopicExchange``: one compiled regular expression per binding, tested
   in turn), AMQP dialect.
 
-Patterns and topics come from ``topicmatch._workloads.realistic`` (Zipf words, ~13 % wildcards,
+Patterns and topics come from ``topicmatch.bench.shapes.realistic`` (Zipf words, ~13 % wildcards,
 ``#`` only last so every peer can express them), translated to each dialect. Every peer's answer
 is compared with topicmatch's on every topic it looked up; disagreements are counted and shown,
 never skipped. Rates: lookups per second through each library's own call, median of runs, each
@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import Matcher
-from .._workloads import realistic
 from . import charts
 from .report import Progress, Report, fmt_int
+from .shapes import realistic
 from .timing import median
 
 __all__ = ["run"]

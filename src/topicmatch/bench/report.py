@@ -14,7 +14,7 @@ from typing import Any
 from .._progress import Progress
 from .machine import machine_info
 
-__all__ = ["Progress", "Report", "fmt_int", "fmt_ns"]
+__all__ = ["Progress", "Report", "fmt_int", "fmt_ns", "mark_quick"]
 
 
 def fmt_int(x: float) -> str:
@@ -95,3 +95,25 @@ class Report:
         }
         (self.out / "results.json").write_text(json.dumps(payload, indent=2, default=str), encoding="utf-8")
         return report
+
+
+def mark_quick(report: Path, docs: str = "docs/performance.md") -> None:
+    """Say at the top of ``report`` (a report.md under its title) that it comes from a ``--quick``
+    run, and mark its ``results.json`` beside it (``"quick": true``) when there is one.
+
+    Every experiment's command calls this after a quick run (the study's, the pipeline's and the
+    latency harness's), so that no smoke test's figure is read as a documented one.
+    """
+    title, _, rest = report.read_text(encoding="utf-8").partition("\n")
+    note = (
+        f"> **A quick run** (`--quick`): a smoke test with small sizes and few samples. Its figures "
+        f"show that the experiment works, not what it measures: the full runs' figures, with their "
+        f"commands, are in {docs}."
+    )
+    report.write_text(f"{title}\n\n{note}\n{rest}", encoding="utf-8")
+    results = report.parent / "results.json"
+    if results.exists():
+        data = json.loads(results.read_text(encoding="utf-8"))
+        if isinstance(data, dict):
+            data["quick"] = True
+            results.write_text(json.dumps(data, indent=2, default=str), encoding="utf-8")

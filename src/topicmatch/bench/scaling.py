@@ -1,6 +1,6 @@
 """Experiment 4: lookup time against the number of subscriptions, 1k to 1M, realistic topics.
 
-Patterns and topics come from ``topicmatch._workloads.realistic``: 1-5 words drawn from a Zipf
+Patterns and topics come from ``topicmatch.bench.shapes.realistic``: 1-5 words drawn from a Zipf
 distribution over 1,000 words, about 13 % of patterns with a wildcard (``*``, or a final ``#``).
 Popular topics have many subscribers, as in real systems: at 100k subscriptions a lookup returns
 ~1,000 subscribers (median), at 1M ~10,000, and building that set is most of a lookup's cost.
@@ -18,9 +18,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .. import Matcher
-from .._workloads import realistic
 from . import charts
 from .report import Progress, Report, fmt_int, fmt_ns
+from .shapes import realistic
 from .timing import clock_overhead_ns, median
 
 __all__ = ["run"]

@@ -1,7 +1,18 @@
-"""The workload shapes of ``topicmatch bench workloads``: what traffic looks like outside the study.
+"""The workloads of every benchmark, the demo and the latency harness: seeded, reproducible.
 
-Each function returns a :class:`Shape`: the dialect, the (pattern, subscriber) pairs, and the
-topics to look up, all from a fixed seed. The shapes, and the systems they stand for:
+The generators (standard library only):
+
+* :func:`study_throughput`: the topic-matching study's throughput workload: 1,000 three-word
+  subscriptions over the digits 0-9 (subscriber ``i`` gets ``*.d.d`` when ``i % 10 == 0``, else
+  ``d.*.d`` when ``i % 25 == 0``, else ``d.d.*`` when ``i % 45 == 0``, else three literal
+  digits) and messages where message ``i`` is subscription ``i % 1000`` with each ``*``
+  replaced by a random digit;
+* :func:`random_subscriptions`: the study's "hot" matcher, random five-word patterns;
+* :class:`Zipf` and :func:`realistic`: AMQP patterns and topics with Zipf-distributed words.
+
+The shapes of ``topicmatch bench workloads`` (what traffic looks like outside the study), each
+a :class:`Shape`: the dialect, the (pattern, subscriber) pairs, and the topics to look up, all
+from a fixed seed. The shapes, and the systems they stand for:
 
 * ``study``: the topic-matching study's throughput workload (1,000 three-word subscriptions over
   the digits, topics that repeat); the one the study measured.
@@ -9,7 +20,7 @@ topics to look up, all from a fixed seed. The shapes, and the systems they stand
   once: MQTT filters of 5 levels over a 20-word vocabulary (15 % ``+``, 5 % with a last ``#``),
   and topics of 5 random words, all different, each looked up once.
 * ``zipf``: a market-data or event bus, where a few topics are hot: AMQP patterns with
-  Zipf-distributed words (``topicmatch._workloads.realistic``, 2-5 words), and lookups that draw
+  Zipf-distributed words (:func:`realistic`, 2-5 words), and lookups that draw
   from a pool of topics by Zipf rank, so the hottest topics repeat and the tail does not.
 * ``unmatched``: a gateway that sees much traffic nobody subscribed to: MQTT, 90 % of the
   lookups under first levels that no filter names, the rest like ``zipf``.
@@ -25,23 +36,96 @@ topics to look up, all from a fixed seed. The shapes, and the systems they stand
 
 from __future__ import annotations
 
+import bisect
 import random
 from dataclasses import dataclass, field
 
-from .._workloads import Zipf, realistic, study_throughput
-
 __all__ = [
     "Shape",
+    "Zipf",
     "burst",
     "churn",
     "distinct",
     "fanout",
     "million",
+    "random_subscriptions",
+    "realistic",
     "study",
+    "study_throughput",
     "unmatched",
     "zipf",
     "zipf_draws",
 ]
+
+
+def study_throughput(messages: int, seed: int = 7, subscriptions: int = 1000) -> tuple[list[str], list[str]]:
+    """Return (patterns, topics); pattern ``i`` belongs to subscriber ``i``."""
+    rng = random.Random(seed)
+    digits = "0123456789"
+    patterns = []
+    for i in range(subscriptions):
+        words = [rng.choice(digits) for _ in range(3)]
+        if i % 10 == 0:
+            words[0] = "*"
+        elif i % 25 == 0:
+            words[1] = "*"
+        elif i % 45 == 0:
+            words[2] = "*"
+        patterns.append(".".join(words))
+    topics = []
+    for i in range(messages):
+        words = patterns[i % subscriptions].split(".")
+        topics.append(".".join(rng.choice(digits) if w == "*" else w for w in words))
+    return patterns, topics
+
+
+def random_subscriptions(count: int, words: int = 5, seed: int = 7, vocabulary: int = 100) -> list[str]:
+    """``count`` random patterns of ``words`` words (the study's "hot" matcher), about one word in
+    ten a ``*``; words drawn uniformly from ``vocabulary`` short words."""
+    rng = random.Random(seed)
+    vocab = [f"w{i}" for i in range(vocabulary)]
+    return [
+        ".".join("*" if rng.random() < 0.1 else rng.choice(vocab) for _ in range(words)) for _ in range(count)
+    ]
+
+
+class Zipf:
+    """Words drawn from a Zipf distribution (exponent 1) over a vocabulary: a few hot words, a
+    long tail, as topic words are in real systems. Sampling is O(log vocabulary) by bisection."""
+
+    def __init__(self, vocabulary: int, rng: random.Random) -> None:
+        self.words = [f"z{i}" for i in range(vocabulary)]
+        total = 0.0
+        self.cumulative = []
+        for rank in range(1, vocabulary + 1):
+            total += 1.0 / rank
+            self.cumulative.append(total)
+        self.rng = rng
+
+    def word(self) -> str:
+        return self.words[bisect.bisect_left(self.cumulative, self.rng.random() * self.cumulative[-1])]
+
+
+def realistic(
+    subscriptions: int, topics: int, seed: int = 7, vocabulary: int = 1000
+) -> tuple[list[str], list[str]]:
+    """AMQP patterns and topics with Zipf-distributed words, 1-5 words each.
+
+    Patterns: each word is ``*`` with probability 0.03, and one pattern in 20 ends in ``#``, so
+    about 13 % of patterns have a wildcard. Topics: words from the same distribution, so hot
+    words match hot subscriptions, as in real traffic.
+    """
+    rng = random.Random(seed)
+    zipf = Zipf(vocabulary, rng)
+    patterns = []
+    for _ in range(subscriptions):
+        n = rng.randint(1, 5)
+        words = ["*" if rng.random() < 0.03 else zipf.word() for _ in range(n)]
+        if rng.random() < 0.05:
+            words[-1] = "#"
+        patterns.append(".".join(words))
+    topic_list = [".".join(zipf.word() for _ in range(rng.randint(1, 5))) for _ in range(topics)]
+    return patterns, topic_list
 
 
 @dataclass
@@ -194,19 +278,22 @@ def million(subscriptions: int, lookups: int, seed: int = 16) -> Shape:
 
 
 def burst(subscriptions: int, hot: int, topics: int, seed: int = 17) -> Shape:
-    """NATS subscriptions of services and devices (``svc<a>.<device>.<metric>``: 94 % literal, 5 %
-    with a ``*``, 1 % ending in ``>``), ``hot`` subscribed subjects, and ``topics`` subjects that
-    are all different and none of them hot (most under subscribed prefixes, so lookups walk)."""
+    """NATS subscriptions of services and devices (``svc<a>.<device>.<metric>``: 95 % literal, 5 %
+    a device's every metric ``svc<a>.<device>.*``, 1 in 10,000 a service's every subject
+    ``svc<a>.>``, as monitors subscribe), ``hot`` subscribed subjects, and ``topics`` subjects
+    that are all different and none of them hot (all under subscribed services, so lookups walk).
+    A subject's subscribers are a few: a broker's cache holds a thousand hot results in little
+    memory, as the NATS server's sublist does."""
     rng = random.Random(seed)
     pairs: list[tuple[str, int]] = []
     subjects: list[str] = []
     for i in range(subscriptions):
         words = [f"svc{rng.randrange(20)}", f"d{rng.randrange(subscriptions)}", f"m{rng.randrange(8)}"]
         draw = rng.random()
-        if draw < 0.05:
-            words[1] = "*"
-        elif draw < 0.06:
+        if draw < 0.0001:
             words[1:] = [">"]
+        elif draw < 0.05:
+            words[2] = "*"
         else:
             subjects.append(".".join(words))
         pairs.append((".".join(words), i))

@@ -18,9 +18,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .. import Matcher
-from .._workloads import realistic
 from . import charts
 from .report import Progress, Report, fmt_int
+from .shapes import realistic
 from .timing import median
 
 __all__ = ["run"]

@@ -1,9 +1,9 @@
 """Experiment 2: single-thread throughput on the study's workload, in messages per second.
 
-Workload (``topicmatch._workloads.study_throughput``, seed 7): 1,000 three-word subscriptions
+Workload (``topicmatch.bench.shapes.study_throughput``, seed 7): 1,000 three-word subscriptions
 over the digits 0-9 and 100,000 messages over them. Every algorithm runs through
 ``Matcher.lookup``; the default runs with its result cache, without it, and through
-``lookup_many`` with and without it; the 40-line dict trie of :mod:`.baseline` runs too, as the
+``lookup_many`` with and without it; the 40-line dict trie of :mod:`.plain_trie` runs too, as the
 yardstick of the targets. Each figure is the median of the runs after one warm-up run; a slow
 algorithm stops at a time budget and its rate is computed on the messages it did. All results are
 checked against the naive scan before they count.
@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import Matcher
-from .._workloads import study_throughput
 from . import charts
-from .baseline import PlainTrie
+from .plain_trie import PlainTrie
 from .report import Progress, Report, fmt_int
+from .shapes import study_throughput
 from .timing import median
 
 __all__ = ["run"]

@@ -12,7 +12,8 @@ MQTT, kombu for AMQP; NATS has none).
 Every row is measured twice. **Early life**: a matcher that has just been built (how a Spark task,
 a CLI run or a restarted broker meets it), over its first lookups: the rate of the first
 ``early[0]`` and of the first ``early[1]`` lookups, each contender built afresh for every round
-(on the large table, the one build of the steady phase, before any lookup). **Steady state**:
+(on the large table, the first round on the one build of the steady phase before any lookup,
+later rounds on fresh builds of the default and the trie only). **Steady state**:
 built once, one warm-up round, then rounds of lookups; on rows whose topics are seen once, every
 round reads topics no contender has seen.
 
@@ -38,7 +39,7 @@ import tracemalloc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from . import charts, shapes
 from .contenders import ALGORITHMS, Contender, NotBuilt, build, contenders_for
@@ -261,6 +262,11 @@ def _rounds(
     return samples
 
 
+#: The contenders a large row's early life builds afresh for its later rounds: the default and
+#: the trie, whose ratio the matrix is about (a build of a million subscriptions: about 10 s).
+REBUILT_AT_SCALE: Final = ("default", "trie")
+
+
 def _early_topics(shape: shapes.Shape, r: int, count: int) -> list[str]:
     """The topics of early-life round ``r``: a fresh matcher reads the row's sequence from its
     start, or (topics seen once) its own slice of them."""
@@ -279,16 +285,22 @@ def _early_life(
     built: dict[str, Contender] | None = None,
 ) -> None:
     """The early-life phases: each contender's first ``sizes.early`` lookups, built afresh every
-    round; or, given ``built`` (contenders no lookup has touched yet), once on those."""
+    round; or, given ``built`` (contenders no lookup has touched yet), the first round on those
+    and the later ones on fresh builds of :data:`REBUILT_AT_SCALE` only (the others' builds take
+    minutes at a million subscriptions: one sample each)."""
     windows = sizes.early
     names = [n for n in contenders_for(shape.dialect) if not (n == "inverted_bitmap" and shape.once)]
-    rounds = 1 if built is not None else repeat
     samples: dict[int, dict[str, list[float]]] = {w: {n: [] for n in names} for w in windows}
-    for r in range(rounds):
-        progress(f"{row.name}: early life, round {r + 1} of {rounds}")
+    for r in range(repeat):
+        progress(f"{row.name}: early life, round {r + 1} of {repeat}")
         topics = _early_topics(shape, r, max(windows))
         for name in names if r % 2 == 0 else names[::-1]:
-            contender = built.get(name) if built is not None else _build_one(name, shape, row, sizes)
+            if built is None or (r and name in REBUILT_AT_SCALE):
+                contender: Contender | None = _build_one(name, shape, row, sizes)
+            elif r == 0:
+                contender = built.get(name)
+            else:
+                continue
             if contender is None:
                 continue
             rates = _window_rates(contender.lookup, topics, windows, sizes.early_budget)
@@ -475,7 +487,8 @@ def _burst_row(shape: shapes.Shape, sizes: Sizes, repeat: int, progress: Progres
         lookup = built[name].lookup
         before[name].append(_lookups(lookup, warm, sizes.budget))
         new = shape.topics[r * burst_count : (r + 1) * burst_count]
-        rate, done = _window_rates(lookup, new, (len(new),), sizes.early_budget)[len(new)]
+        # A burst is 20x an early-life window's lookups: its own budget, so no contender is cut.
+        rate, done = _window_rates(lookup, new, (len(new),), sizes.build_budget / 10)[len(new)]
         burst_rates[name].append(rate)
         if done < len(new):
             row.notes[name] = f"not run: {done:,} of the {len(new):,} burst lookups in the time budget"

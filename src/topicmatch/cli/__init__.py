@@ -13,10 +13,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TextIO
 
 from .. import ALGORITHMS, BUILD, DIALECTS, Matcher, TopicMatchError, __version__
-from .._demo import run_demo
-from .._pair_files import read_pairs
+from .._commandline import UsageError
+from .._pair_files import LISTED, dialect_warning, invalid_patterns, read_pairs
 from . import _bench, _pipeline
-from ._common import UsageError
+from ._demo import run_demo
 
 __all__ = ["main"]
 
@@ -88,15 +88,24 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _read_subscriptions(lines: Iterable[str], source: str, matcher: Matcher) -> int:
+def _read_subscriptions(lines: Iterable[str], source: str, matcher: Matcher) -> list[str]:
+    """Subscribe every pair of the file; return the patterns. A file with invalid patterns is one
+    :class:`UsageError` listing them (:func:`~topicmatch._pair_files.invalid_patterns`)."""
+    patterns: list[str] = []
+    invalid: list[str] = []
     count = 0
     for number, pattern, subscriber in read_pairs(lines, source, UsageError):
         try:
             matcher.subscribe(pattern, subscriber)
         except TopicMatchError as error:
-            raise UsageError(f"{source}:{number}: {error}") from None
-        count += 1
-    return count
+            count += 1
+            if len(invalid) < LISTED:
+                invalid.append(f"{source}:{number}: {error}")
+            continue
+        patterns.append(pattern)
+    if count:
+        raise UsageError(invalid_patterns(invalid, count))
+    return patterns
 
 
 def _topics_from(args: Sequence[str], stdin: TextIO) -> Iterator[str]:
@@ -118,15 +127,20 @@ def _run_match(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, stder
     if source == "-":
         if not options.topics:
             raise UsageError("subscriptions from stdin need the topics as arguments")
-        _read_subscriptions(stdin, "<stdin>", matcher)
+        patterns = _read_subscriptions(stdin, "<stdin>", matcher)
     else:
         try:
             with open(source, encoding="utf-8") as handle:
-                _read_subscriptions(handle, source, matcher)
+                patterns = _read_subscriptions(handle, source, matcher)
         except OSError as error:
             raise UsageError(f"cannot read {source}: {error.strerror}") from None
         except UnicodeDecodeError:
             raise UsageError(f"{source} is not UTF-8 text") from None
+    if not patterns:
+        print(f"topicmatch: warning: {source} holds no subscription: every topic matches nobody", file=stderr)
+    warning = dialect_warning(patterns, options.dialect)
+    if warning:
+        print(f"topicmatch: warning: {warning}", file=stderr)
     status = 0
     for topic in _topics_from(options.topics, stdin):
         try:

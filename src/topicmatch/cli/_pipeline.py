@@ -1,9 +1,9 @@
 """``topicmatch generate`` and ``topicmatch route``: the pipeline's command line.
 
 Loaded at start-up by :mod:`topicmatch.cli` to add its commands, so it imports nothing heavy:
-a command first checks that the ``spark`` extra is installed (:func:`._common.require` names the
-install command otherwise), then loads its runner from :mod:`topicmatch.spark._commands`. Every bad
-input ends as one line on stderr and exit code 2.
+a command first checks that the ``spark`` extra is installed (:func:`topicmatch._commandline.require`
+names the install command otherwise), then loads its runner from :mod:`topicmatch.spark.commands`.
+Every bad input ends as one line on stderr and exit code 2.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import importlib
 from typing import Any, TextIO
 
 from .. import DIALECTS
-from ._common import require_extra
+from .._commandline import require_extra
 
 __all__ = ["add_commands"]
 
@@ -75,8 +75,9 @@ def add_commands(commands: Any) -> None:
         "--subscriptions",
         required=True,
         metavar="PATH",
-        help="subscriptions: .parquet (or a directory of it), .csv, .json lines, "
-        "or .tsv (pattern<TAB>subscriber)",
+        help="subscriptions, the format from the name's ending: .parquet (or a directory of it), .csv "
+        "(with its header: pattern,subscriber), .json, .jsonl or .ndjson (JSON lines), .tsv or .txt "
+        "(pattern<TAB>subscriber, an optional header); another ending is refused",
     )
     route.add_argument("--out", required=True, metavar="DIR", help="output directory")
     route.add_argument(
@@ -186,11 +187,12 @@ def add_commands(commands: Any) -> None:
 
 
 def _runner(name: str) -> Any:
-    """A runner that checks the extra is installed, then loads the real one from :mod:`._commands`."""
+    """A runner that checks the extra is installed, then loads the real one from
+    :mod:`topicmatch.spark.commands`."""
 
     def run(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
         require_extra("spark")
-        commands = importlib.import_module("topicmatch.spark._commands")
+        commands = importlib.import_module("topicmatch.spark.commands")
         return int(getattr(commands, name)(options, stdout, stderr))
 
     return run

@@ -25,9 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .._dialects import make_dialect
-from .._matcher import Matcher
-from .._words import pattern_matches
+from .. import Matcher, make_dialect
 
 __all__ = ["MQTTMatcher", "topic_matches_sub"]
 
@@ -77,11 +75,10 @@ class MQTTMatcher:
 
 
 def topic_matches_sub(sub: str, topic: str) -> bool:
-    """Whether ``topic`` matches the filter ``sub``, as Mosquitto decides (the one-pattern
-    matcher of :mod:`topicmatch._words`, on the dialect's tokens and words).
+    """Whether ``topic`` matches the filter ``sub``, as Mosquitto decides
+    (:meth:`topicmatch.Dialect.matches` of the ``mqtt`` dialect).
 
     >>> topic_matches_sub("foo/#", "foo/bar"), topic_matches_sub("+/bar", "$SYS/bar")
     (True, False)
     """
-    words = _MQTT.parse_topic(topic)
-    return words is not None and pattern_matches(_MQTT.parse_pattern(sub), words, dollar_rule=True)
+    return _MQTT.matches(sub, topic)

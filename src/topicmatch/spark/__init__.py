@@ -7,7 +7,9 @@
 per (message, subscriber) with the message's columns kept; :func:`quarantine` gives the messages
 whose topic the dialect rejects, with the reason. Both match inside the Python workers with
 ``mapInArrow`` (docs/pipeline.md explains how). The command line is ``topicmatch generate`` and
-``topicmatch route``; the benchmark ``topicmatch bench pipeline``.
+``topicmatch route`` (their runners: :mod:`topicmatch.spark.commands`); the benchmark
+``topicmatch bench pipeline``. :func:`session` is the session those commands run on (the active
+one, or a local one bound to 127.0.0.1 with the log level of docs/pipeline.md).
 
 Needs the ``spark`` extra (PySpark, pyarrow, pandas, numpy): importing this package without them
 raises an ImportError naming ``pip install 'topicmatch[spark]'``, whatever was imported before
@@ -25,6 +27,7 @@ from .._extras import install_hint, missing
 if TYPE_CHECKING:  # the names, for type checkers; at run time they load on first use
     from ._errors import InvalidSubscriptionError, MessagesError, SparkPipelineError, SubscriptionsError
     from ._route import quarantine, route
+    from ._session import session
     from ._subscriptions import Subscriptions
 
 __all__ = [
@@ -35,6 +38,7 @@ __all__ = [
     "SubscriptionsError",
     "quarantine",
     "route",
+    "session",
 ]
 
 #: public name -> private module defining it
@@ -42,6 +46,7 @@ _EXPORTS = {
     "route": "._route",
     "quarantine": "._route",
     "Subscriptions": "._subscriptions",
+    "session": "._session",
     "InvalidSubscriptionError": "._errors",
     "MessagesError": "._errors",
     "SparkPipelineError": "._errors",

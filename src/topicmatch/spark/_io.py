@@ -247,12 +247,14 @@ def read_messages(
     fmt = detect_format(fs, path, fmt)
     if fs.data_bytes(path) == 0:
         # Nothing to read (a quiet hour: an empty file, or a directory of none): zero messages,
-        # in the columns of a message log, rather than Spark's failure to infer a schema.
+        # in the columns of the message log `generate` writes (payload included), rather than
+        # Spark's failure to infer a schema. The command says it found none (run_batch).
         empty = StructType(
             [
                 StructField("offset", LongType()),
                 StructField("timestamp", TimestampType()),
                 StructField(topic_col, StringType()),
+                StructField("payload", StringType()),
             ]
         )
         return spark.createDataFrame([], empty), fmt

@@ -38,15 +38,18 @@ from ._io import (
 from ._plan import Plan, choose
 from ._route import DEFAULT_MAX_MESSAGE_BYTES, LAYOUTS, LITERAL_FIGURES, _route, quarantine
 from ._session import JobProgress
-from ._stats import Counts, StatsParam, top_subscribers
+from ._stats import Counts, StatsParam, tied_after, top_subscribers
 from ._subscriptions import Subscriptions
-from ._summary import Summary
+from ._summary import REASONS, Summary
+from ._worker import NULL_REASON
 
 __all__ = ["RouteJob", "already_exists", "run_batch"]
 
 
 #: How much of a JSON line Spark could not parse (:data:`CORRUPT`) a quarantine reason shows.
 MAX_SHOWN = 200
+#: The start of the quarantine reason of such a line.
+NOT_JSON = "not valid JSON: "
 
 
 @dataclass
@@ -127,7 +130,7 @@ class RouteJob:
         if CORRUPT not in bad.columns:
             return bad
         line = F.col(CORRUPT)
-        reason = F.concat(F.lit("not valid JSON: "), F.substring(line, 1, MAX_SHOWN))
+        reason = F.concat(F.lit(NOT_JSON), F.substring(line, 1, MAX_SHOWN))
         return bad.withColumn("reason", F.when(line.isNotNull(), reason).otherwise(F.col("reason"))).drop(
             CORRUPT
         )
@@ -139,6 +142,13 @@ class RouteJob:
             pedantic=self.pedantic,
             skip_invalid=self.skip_invalid_patterns,
         )
+
+    def nothing_routed(self) -> str:
+        """Why a run routed no message: what the user should look at."""
+        if self.filters():
+            wanted = ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in self.filters().items())
+            return f"no message of {self.messages} is at or after {wanted}: the outputs are empty"
+        return f"{self.messages} holds no message (an empty file, or no file): the outputs are empty"
 
     def filters(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -154,18 +164,43 @@ def _routed(stats: Any) -> tuple[int, int]:
     return sum(c.messages for c in values), sum(c.deliveries for c in values)
 
 
-def _top_in_output(spark: SparkSession, deliveries: DataFrame, job: RouteJob) -> list[tuple[Any, int]]:
+def _top_in_output(
+    spark: SparkSession, deliveries: DataFrame, job: RouteJob
+) -> tuple[list[tuple[Any, int]], int]:
     """The ``job.top`` subscribers with the most deliveries, most first (ties: the smaller
-    subscriber first), counted in the written output: under the split plan the join's deliveries
-    are nowhere else (one more read of the output's subscriber column)."""
+    subscriber first), and how many more tie with the last (:func:`~._stats.tied_after`),
+    counted in the written output: under the split plan the join's deliveries are nowhere else
+    (one more read of the output's subscriber column)."""
     reader = (
         spark.read.schema(deliveries.schema).format(job.format).options(**READ_OPTIONS.get(job.format, {}))
     )
     written = reader.load(job.deliveries_path)
     column = F.col(LAYOUTS[job.layout])
     subscribers = written.select((F.explode(column) if job.layout == "nested" else column).alias("s"))
-    ranked = subscribers.groupBy("s").count().orderBy(F.desc("count"), F.asc("s")).limit(job.top)
-    return [(row["s"], int(row["count"])) for row in ranked.collect()]
+    per = subscribers.groupBy("s").count()
+    ranked = per.orderBy(F.desc("count"), F.asc("s")).limit(job.top)
+    top = [(row["s"], int(row["count"])) for row in ranked.collect()]
+    if not top:
+        return top, 0
+    last = top[-1][1]
+    return top, per.where(F.col("count") == last).count() - sum(1 for _, n in top if n == last)
+
+
+def _reasons_in_output(spark: SparkSession, schema: Any, job: RouteJob) -> dict[str, int]:
+    """The quarantined messages by kind of reason (:data:`~._summary.REASONS`), counted in the
+    written quarantine (one read of its reason column: the messages Spark could not parse as
+    JSON are told apart there, not in the workers)."""
+    reader = spark.read.schema(schema).format(job.format).options(**READ_OPTIONS.get(job.format, {}))
+    reason = F.col("reason")
+    kind = (
+        F.when(reason.startswith(NOT_JSON), "not_json")
+        .when(reason == NULL_REASON, "null_topic")
+        .when(reason.endswith("(max_message_bytes)"), "too_big")
+        .otherwise("invalid_topic")
+    )
+    rows = reader.load(job.quarantine_path).groupBy(kind.alias("kind")).count().collect()
+    found = {row["kind"]: int(row["count"]) for row in rows}
+    return {key: found[key] for key in REASONS if found.get(key)}
 
 
 def already_exists(path: str) -> str:
@@ -222,13 +257,17 @@ def run_batch(
             len(plan.matcher.subscribers)
         )
         top = top_subscribers(counts, plan.matcher.subscribers.to_pylist(), job.top)
+        tied = tied_after(counts, top)
         if observation is not None:  # the split plan: add what the join delivered
             figures = observation.get
             counts.deliveries += int(figures.get(LITERAL_FIGURES[0]) or 0)
             counts.unmatched -= int(figures.get(LITERAL_FIGURES[1]) or 0)
-            top = _top_in_output(spark, deliveries, job) if job.top else []
+            top, tied = _top_in_output(spark, deliveries, job) if job.top else ([], 0)
+        reasons: dict[str, int] = {}
         if counts.invalid:
-            write(job.quarantine_of(frame), job.quarantine_path, job.format)
+            bad = job.quarantine_of(frame)
+            write(bad, job.quarantine_path, job.format)
+            reasons = _reasons_in_output(spark, bad.schema, job)
     except SPARK_ERRORS as error:
         for partial in (job.deliveries_path, job.quarantine_path):  # half-written: of no use to anyone
             fs.delete(partial)
@@ -241,7 +280,9 @@ def run_batch(
         deliveries=counts.deliveries,
         unmatched=counts.unmatched,
         invalid=counts.invalid,
+        quarantine_reasons=reasons,
         top_subscribers=top,
+        top_tied=tied,
         elapsed_seconds=time.perf_counter() - start,
         output={
             "deliveries": job.deliveries_path,
@@ -254,4 +295,6 @@ def run_batch(
         filters=job.filters(),
     )
     fs.write_text(job.summary_path, summary.to_json())
+    if not summary.messages:
+        print(f"topicmatch: warning: {job.nothing_routed()}", file=err)
     return summary

@@ -17,11 +17,12 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TextIO
 
 from pyspark.sql import SparkSession
 
+from .._commandline import counted
 from .._progress import Progress
 
 __all__ = ["JobProgress", "session"]
@@ -90,14 +91,53 @@ def session(master: str | None, conf: Mapping[str, str] | None = None, ui: bool 
         defaults["spark.sql.files.minPartitionNum"] = str(local_splits())
     for key, value in {**defaults, **(conf or {})}.items():
         builder = builder.config(key, value)
-    return builder.getOrCreate()  # type: ignore[no-any-return]
+    with _without_incubator_warning():
+        return builder.getOrCreate()  # type: ignore[no-any-return]
+
+
+#: The line the JDK prints when a JVM starts with an incubator module: Spark's launcher always
+#: adds ``--add-modules=jdk.incubator.vector``, and no JVM option silences the warning.
+_INCUBATOR = b"WARNING: Using incubator modules:"
+
+
+@contextlib.contextmanager
+def _without_incubator_warning() -> Iterator[None]:
+    """Start the driver JVM with its stderr on a pipe that drops :data:`_INCUBATOR`'s line and
+    passes every other line on to this process's stderr (the JVM inherits file descriptor 2 when
+    PySpark starts it, and keeps the pipe; this process gets its own stderr back at once). The
+    forwarding thread is a daemon: it reads until the JVM exits, one line at a time."""
+    sys.stderr.flush()
+    reader, writer = os.pipe()
+    stderr = os.dup(2)
+    threading.Thread(
+        target=_forward, args=(reader, stderr), name="topicmatch-jvm-stderr", daemon=True
+    ).start()
+    os.dup2(writer, 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(stderr, 2)
+        os.close(writer)
+
+
+def _forward(reader: int, stderr: int) -> None:
+    with os.fdopen(reader, "rb") as lines, os.fdopen(stderr, "wb", buffering=0) as out:
+        for line in lines:
+            if not line.startswith(_INCUBATOR):
+                with contextlib.suppress(OSError):
+                    out.write(line)
 
 
 #: Fatal errors only, on stderr: the command prints its own progress, summary and one-line errors
 #: (spark_error finds the cause in the exception), and the JVM's ERROR lines, written by its own
-#: threads, used to land after that one line.
+#: threads, used to land after that one line. The logger of PySpark's gateway, which Spark takes
+#: for a shell's, at the root's level too: where the two differ Spark prints three lines at every
+#: start ("Setting default log level to WARN", how to change it, "Setting Spark log level").
 _LOG4J2 = """\
 rootLogger.level = fatal
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = fatal
 rootLogger.appenderRef.console.ref = console
 appender.console.type = Console
 appender.console.name = console
@@ -130,12 +170,14 @@ def local_splits() -> int:
 
 
 class JobProgress:
-    """A background thread reporting the running job: tasks done and messages routed.
+    """A background thread reporting the running job: tasks done and running, messages routed.
 
     ``routed()`` returns (messages, deliveries) so far (from the statistics accumulator, which
     grows as tasks finish). Printed through :class:`topicmatch._progress.Progress`: on a
-    terminal the line is rewritten in place twice a second; otherwise a line every ``every``
-    seconds.
+    terminal the line is rewritten in place twice a second (its seconds move even while one
+    long task runs); otherwise a line as soon as the job has started, then whenever a task
+    finished (at most one a second) and at least every ``every`` seconds, so that a small job
+    too shows its tasks as they end.
     """
 
     def __init__(
@@ -162,24 +204,34 @@ class JobProgress:
         self._thread.join(timeout=5)
         self._progress.done()
 
-    def line(self) -> str:
-        done = total = 0
+    def tasks(self) -> tuple[int, int, int]:
+        """(done, running, total) tasks of the active stages."""
+        done = running = total = 0
         for stage_id in self._tracker.getActiveStageIds():
             info = self._tracker.getStageInfo(stage_id)
             if info is not None:
                 done += info.numCompletedTasks
+                running += info.numActiveTasks
                 total += info.numTasks
+        return done, running, total
+
+    def line(self, tasks: tuple[int, int, int] | None = None) -> str:
+        done, running, total = self.tasks() if tasks is None else tasks
         try:
             messages, deliveries = self._routed()
         except RuntimeError:  # the accumulator changed while we read it; next time
             messages = deliveries = 0
-        tasks = f"tasks {done}/{total}, " if total else ""
-        return f"{tasks}{messages:,} messages -> {deliveries:,} deliveries"
+        state = f"tasks {done}/{total} done, {running} running, " if total else ""
+        return (
+            f"{state}{counted(messages, 'message')} -> {counted(deliveries, 'delivery', 'deliveries')} so far"
+        )
 
     def _run(self) -> None:
         tty = self._progress.tty
-        last = time.perf_counter()
+        last_time, last_done = time.perf_counter(), -1
         while not self._stop.wait(0.5 if tty else 1.0):
-            if tty or time.perf_counter() - last >= self._every:
-                last = time.perf_counter()
-                self._progress.status(self.line())
+            tasks = self.tasks()
+            moved = tasks[2] > 0 and tasks[0] != last_done  # started, or a task ended
+            if tty or moved or time.perf_counter() - last_time >= self._every:
+                last_time, last_done = time.perf_counter(), tasks[0]
+                self._progress.status(self.line(tasks))

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from pyspark.accumulators import AccumulatorParam
 
-__all__ = ["Counts", "Key", "StatsParam", "top_subscribers"]
+__all__ = ["Counts", "Key", "StatsParam", "tied_after", "top_subscribers"]
 
 #: (streaming batch id or None, subscriptions version)
 Key = tuple[int | None, str]
@@ -102,3 +102,13 @@ def top_subscribers(counts: Counts, subscribers: list[Any], limit: int = 10) -> 
     best = np.argpartition(-per, limit - 1)[:limit] if limit < len(per) else np.arange(len(per))
     best = best[np.lexsort((best, -per[best]))]
     return [(subscribers[i], int(per[i])) for i in best.tolist() if per[i] > 0]
+
+
+def tied_after(counts: Counts, top: list[tuple[Any, int]]) -> int:
+    """How many subscribers left out of ``top`` (:func:`top_subscribers`) have as many
+    deliveries as its last one: a tie the cut went through. O(subscribers)."""
+    if not top:
+        return 0
+    last = top[-1][1]
+    shown = sum(1 for _, count in top if count == last)
+    return int(np.count_nonzero(counts.per_subscriber == last)) - shown

@@ -28,7 +28,7 @@ import pyarrow.compute as pc  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]
 
 from .. import InvalidPatternError, Matcher, make_dialect
-from .._pair_files import read_pairs
+from .._pair_files import LISTED, read_pairs
 from ._errors import InvalidSubscriptionError, SubscriptionsError
 from ._levels import plain_mask
 
@@ -153,10 +153,12 @@ class Subscriptions:
                 reason = checked[pattern] = _check(dialect_rules, pattern)
             if reason is None:
                 continue
-            if not skip_invalid:
-                raise InvalidSubscriptionError(where(i), dialect, pattern, reason)
-            skipped.append((where(i), pattern, reason))
+            if skip_invalid or len(skipped) < LISTED:
+                skipped.append((where(i), pattern, reason))
             bad.append(i)
+        if bad and not skip_invalid:  # one error listing them (the first LISTED), before any work
+            first, pattern, reason = skipped[0]
+            raise InvalidSubscriptionError(first, dialect, pattern, reason, skipped[1:], len(bad))
         if bad:
             keep = np.ones(len(texts), dtype=bool)
             keep[bad] = False

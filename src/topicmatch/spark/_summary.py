@@ -7,11 +7,22 @@ record per micro-batch naming the subscriptions version that routed it.
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["Summary"]
+from .._commandline import counted, rate
+
+__all__ = ["REASONS", "Summary"]
+
+#: Why messages are quarantined: the key of each kind of reason, and its noun (singular, plural).
+REASONS = {
+    "invalid_topic": ("invalid topic", "invalid topics"),
+    "null_topic": ("null topic", "null topics"),
+    "too_big": ("too big", "too big"),
+    "not_json": ("not valid JSON", "not valid JSON"),
+}
 
 
 def _rate(count: int, seconds: float) -> float:
@@ -29,7 +40,11 @@ class Summary:
     deliveries: int = 0
     unmatched: int = 0
     invalid: int = 0
+    #: the quarantined messages by reason (:data:`REASONS`), where counted (batch runs)
+    quarantine_reasons: dict[str, int] = field(default_factory=dict)
     top_subscribers: list[tuple[Any, int]] = field(default_factory=list)
+    #: how many subscribers not in ``top_subscribers`` have as many deliveries as its last one
+    top_tied: int = 0
     elapsed_seconds: float = 0.0
     output: dict[str, Any] = field(default_factory=dict)
     filters: dict[str, Any] = field(default_factory=dict)
@@ -57,23 +72,30 @@ class Summary:
 
     def text(self) -> str:
         """The summary for a terminal: a headline, then one fact per line."""
-        per = self.deliveries / self.messages if self.messages else 0.0
-        lines = [
-            f"routed {self.messages:,} messages -> {self.deliveries:,} deliveries ({per:.2f} per message) "
-            f"in {self.elapsed_seconds:.1f} s: {self.messages_per_second:,.0f} msg/s, "
-            f"{self.deliveries_per_second:,.0f} deliveries/s"
-        ]
+        seconds = self.elapsed_seconds
+        deliveries = counted(self.deliveries, "delivery", "deliveries")
+        headline = f"routed {counted(self.messages, 'message')} -> {deliveries}"
+        if self.messages:
+            headline += f" ({self.deliveries / self.messages:.2f} per message)"
+        headline += f" in {seconds:.1f} s"
+        if self.messages:  # no "0 msg/s" for a run that had nothing to route
+            headline += (
+                f": {rate(self.messages, seconds, 'msg/s')}, {rate(self.deliveries, seconds, 'deliveries/s')}"
+            )
+        lines = [headline]
         share = f" ({self.unmatched / self.messages:.1%})" if self.messages else ""
-        lines.append(f"  matched by nobody  {self.unmatched:,} messages{share}")
+        lines.append(f"  matched by nobody  {counted(self.unmatched, 'message')}{share}")
         quarantined = self.output.get("quarantine")
         where = f" -> {quarantined}" if self.invalid and quarantined else ""
-        lines.append(
-            f"  quarantined        {self.invalid:,} messages (invalid or null topic, too big){where}"
+        reasons = ", ".join(
+            counted(count, *REASONS[reason]) for reason, count in self.quarantine_reasons.items() if count
         )
+        why = f": {reasons}" if reasons else ""
+        lines.append(f"  quarantined        {counted(self.invalid, 'message')}{why}{where}")
         subs = self.subscriptions
         skipped = f", {len(subs['skipped']):,} invalid patterns skipped" if subs.get("skipped") else ""
         lines.append(
-            f"  subscriptions      {subs['subscriptions']:,} ({subs['subscribers']:,} subscribers), "
+            f"  subscriptions      {subs['subscriptions']:,} ({counted(subs['subscribers'], 'subscriber')}), "
             f"{self.dialect}, version {subs['version']} from {subs['source']}{skipped}"
         )
         if subs.get("plan") == "split":
@@ -93,14 +115,13 @@ class Summary:
         if self.filters:
             lines.append("  filter             " + ", ".join(f"{k} {v}" for k, v in self.filters.items()))
         if self.top_subscribers:
-            top = ", ".join(f"{s} {n:,}" for s, n in self.top_subscribers)
-            lines.append(f"  top subscribers    {top}")
+            lines.append(f"  top subscribers    {self._top_text()}")
         for batch in self.batches:
             lines.append(
                 f"  batch {batch['batch']:<4}         version {batch['version']}: "
-                f"{batch['messages']:,} messages "
-                f"-> {batch['deliveries']:,} deliveries, {batch['unmatched']:,} unmatched, "
-                f"{batch['invalid']:,} invalid"
+                f"{counted(batch['messages'], 'message')} "
+                f"-> {counted(batch['deliveries'], 'delivery', 'deliveries')}, {batch['unmatched']:,} "
+                f"unmatched, {batch['invalid']:,} invalid"
             )
         layout = self.output.get("layout", "exploded")
         # Nested: a row per message with a subscriber, which the figures above already give.
@@ -110,3 +131,16 @@ class Summary:
         if self.output.get("summary"):
             lines.append(f"summary: {self.output['summary']}")
         return "\n".join(lines)
+
+    def _top_text(self) -> str:
+        """The top subscribers, those with equal counts together ("a, b 12 each"), and how many
+        more tie with the last (a list cut in the middle of a tie is in name order, and says so)."""
+        parts = []
+        for count, group in itertools.groupby(self.top_subscribers, key=lambda entry: entry[1]):
+            names = [str(subscriber) for subscriber, _ in group]
+            parts.append(f"{', '.join(names)} {count:,}{' each' if len(names) > 1 else ''}")
+        text = "; ".join(parts)
+        if self.top_tied:
+            last = self.top_subscribers[-1][1]
+            text += f"; {counted(self.top_tied, 'more subscriber')} with {last:,} (ties listed by name)"
+        return text

@@ -42,6 +42,7 @@ from ._subscriptions import unpack_payload
 
 __all__ = [
     "MAX_LIST_VALUES",
+    "NULL_REASON",
     "Compiled",
     "QuarantineFunction",
     "RouteFunction",
@@ -67,7 +68,8 @@ IntArray = np.ndarray[Any, np.dtype[np.int64]]
 IdArray = np.ndarray[Any, np.dtype[np.int32]]
 BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
 _EMPTY = np.zeros(0, dtype=np.int32)
-_NULL_REASON = "the topic is null"
+#: The quarantine reason of a message without a topic (the summary counts them apart).
+NULL_REASON = "the topic is null"
 
 
 #: The worker's long-lived caches (matchers, DFA states, topic ids) are built with the collector
@@ -108,7 +110,7 @@ class Validator:
         out: list[str | None] = []
         for topic in topics:
             if topic is None:
-                out.append(_NULL_REASON)
+                out.append(NULL_REASON)
                 continue
             entry = cache.entries.get(topic, False)
             if entry is False:
@@ -223,7 +225,7 @@ class Compiled:
         reasons: list[str | None] = []
         add_ids, add_reason = ids.append, reasons.append
         for topic in topics:
-            entry = known.get(topic) if topic is not None else _NULL_REASON
+            entry = known.get(topic) if topic is not None else NULL_REASON
             if entry is None:
                 try:
                     entry = array_of(lookup(topic))  # type: ignore[type-var]

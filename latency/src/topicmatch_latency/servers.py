@@ -2,7 +2,7 @@
 
 Why: the conformance tests compare the library with what RabbitMQ,
 Mosquitto and nats-server actually do, and the latency harness
-(:mod:`topicmatch.bench.latency`) measures them and Redis; both need
+(:mod:`topicmatch_latency`) measures them and Redis; both need
 running brokers, but must never touch (or depend on) a system-wide
 instance. It ships in the package because ``topicmatch bench latency``
 starts its brokers itself. Each class here starts one broker process:

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .. import servers
+from . import servers
 
 __all__ = ["SINKS", "serve_sink"]
 

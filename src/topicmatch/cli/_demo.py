@@ -10,8 +10,8 @@ import time
 from collections.abc import Hashable
 from typing import TextIO
 
-from ._matcher import ALGORITHMS, Matcher
-from ._workloads import study_throughput
+from .. import ALGORITHMS, Matcher
+from ..bench.shapes import study_throughput
 
 __all__ = ["run_demo"]
 

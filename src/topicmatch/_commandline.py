@@ -1,6 +1,9 @@
-"""What every command module shares: the usage error, the runner signature, optional extras.
+"""What every command shares, whichever layer or package declares it: the usage error, the
+runner signature, the check of optional extras, the benchmarks' ``--out`` and ``--repeat``.
 
-A command sets ``run=`` to a function ``run(options, stdin, stdout, stderr) -> int``. Heavy
+It sits beside the core (standard library only) so that the command line, the Spark pipeline,
+the benchmarks and the latency harness (``topicmatch_latency``) all use it without importing
+each other. A command sets ``run=`` to a function ``run(options, stdin, stdout, stderr) -> int``. Heavy
 dependencies are imported inside ``run`` after :func:`require`, so ``topicmatch --help`` stays
 fast and works without any extra installed.
 """
@@ -14,9 +17,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import TextIO
 
-from .._extras import EXTRAS, extra_of, install_hint
+from ._extras import EXTRAS, extra_of, install_hint
 
-__all__ = ["Runner", "UsageError", "add_out", "add_repeat", "require", "require_extra"]
+__all__ = ["Runner", "UsageError", "add_out", "add_repeat", "counted", "rate", "require", "require_extra"]
 
 Runner = Callable[[argparse.Namespace, TextIO, TextIO, TextIO], int]
 
@@ -51,3 +54,25 @@ def add_repeat(parser: argparse.ArgumentParser, what: str, default: int = 5) -> 
     """The ``--repeat N`` of a benchmark command; ``what`` says what is repeated."""
     help_text = f"{what}; the median is reported (default: {default})"
     parser.add_argument("--repeat", type=int, metavar="N", default=default, help=help_text)
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``count`` and ``noun``, in the plural unless it is one, thousands separated.
+
+    >>> counted(1, "delivery", "deliveries"), counted(1_000, "file"), counted(0, "message")
+    ('1 delivery', '1,000 files', '0 messages')
+    """
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
+
+
+def rate(count: float, seconds: float, unit: str) -> str:
+    """``count`` per second as a person reads it: whole numbers from 10 on, two significant
+    digits below (never "0 msg/s" for a small job that took a while), "-" without a time.
+
+    >>> rate(1_000_000, 2.0, "msg/s"), rate(2, 6.7, "msg/s"), rate(5, 0, "msg/s")
+    ('500,000 msg/s', '0.3 msg/s', '- msg/s')
+    """
+    if seconds <= 0:
+        return f"- {unit}"
+    per = count / seconds
+    return f"{per:,.0f} {unit}" if per >= 10 or per == 0 else f"{per:.2g} {unit}"

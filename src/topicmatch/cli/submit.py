@@ -3,11 +3,11 @@
 spark-submit starts Python applications from a ``.py`` file run as a script, so this one uses
 absolute imports (``python -m topicmatch`` cannot be submitted). Its path::
 
-    python -c 'import topicmatch.spark.submit as s; print(s.__file__)'
+    python -c 'import topicmatch.cli.submit as s; print(s.__file__)'
 
 and then, for example::
 
-    spark-submit --master spark://host:7077 .../topicmatch/spark/submit.py route --messages ...
+    spark-submit --master spark://host:7077 .../topicmatch/cli/submit.py route --messages ...
 
 Under spark-submit, ``topicmatch route`` takes the master and every other setting from
 spark-submit (do not pass ``--master`` again).

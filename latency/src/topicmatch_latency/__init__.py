@@ -10,7 +10,7 @@ raw nanosecond timestamps and returns a :class:`LatencyResult` with three distri
 
 Example (a requester that does nothing; NumPy and hdrh are needed, the ``bench`` extra)::
 
-    >>> from topicmatch.bench.latency import LoadSpec, run_load
+    >>> from topicmatch_latency import LoadSpec, run_load
     >>> class Nothing:
     ...     def setup(self): pass
     ...     def request(self): pass

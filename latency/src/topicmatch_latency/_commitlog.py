@@ -34,7 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..machine import machine_info
+from topicmatch.bench.machine import machine_info
+
 from ._histograms import encode, new_histogram, record_many
 from ._limits import check_load, check_messages
 from ._load import STOP, busy_share, machine_cpu

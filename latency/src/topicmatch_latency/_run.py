@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ..machine import machine_info
+from topicmatch.bench.machine import machine_info
+
 from ._load import LoadSpec
 from ._processes import run_shares
 from ._requester import RequesterFactory

@@ -1,7 +1,7 @@
 """The systems ``topicmatch bench latency`` can measure, and how each is started.
 
 Each system names its broker (started here, privately, on 127.0.0.1: see
-:mod:`topicmatch.bench.servers`) and its requester (:mod:`._roundtrip`). :func:`serve` starts the
+:mod:`topicmatch_latency.servers`) and its requester (:mod:`._roundtrip`). :func:`serve` starts the
 broker and yields a picklable :class:`RoundTripFactory`, so load processes can build their own
 connections. A broker that is not installed or does not start raises :class:`SystemUnavailable`
 with one line saying how to install it.
@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .. import servers
+from . import servers
 from ._requester import AnyRequester
 from ._roundtrip import MatcherRequester, MqttRequester, NatsRequester, RabbitMQRequester, RedisRequester
 

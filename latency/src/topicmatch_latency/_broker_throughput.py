@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import csv
+import importlib
 import json
 import multiprocessing
 import os
@@ -36,9 +37,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...cli._common import require
-from .. import servers
-from ..machine import machine_info
+from topicmatch.bench.machine import machine_info
+
+from . import servers
 from ._chart import throughput_chart
 from ._limits import check_messages
 from ._load import STOP
@@ -245,7 +246,7 @@ def _wait(counter: _Counter, idle: float) -> None:
 
 
 def _nats_receive(port: int, counter: _Counter, idle: float, ready: Any) -> None:
-    nats: Any = require("nats")
+    nats: Any = importlib.import_module("nats")
 
     async def main() -> None:
         nc = await nats.connect(f"nats://{servers.HOST}:{port}", max_reconnect_attempts=0)
@@ -265,7 +266,7 @@ def _nats_receive(port: int, counter: _Counter, idle: float, ready: Any) -> None
 
 
 def _nats_send(port: int, messages: int, payload: bytes, side: Side) -> None:
-    nats: Any = require("nats")
+    nats: Any = importlib.import_module("nats")
 
     async def main() -> None:
         nc = await nats.connect(f"nats://{servers.HOST}:{port}", max_reconnect_attempts=0)
@@ -283,7 +284,7 @@ def _nats_send(port: int, messages: int, payload: bytes, side: Side) -> None:
 
 
 def _redis_receive(port: int, counter: _Counter, idle: float, ready: Any) -> None:
-    redis: Any = require("redis")
+    redis: Any = importlib.import_module("redis")
 
     client = redis.Redis(host=servers.HOST, port=port)
     pubsub = client.pubsub(ignore_subscribe_messages=True)
@@ -297,7 +298,7 @@ def _redis_receive(port: int, counter: _Counter, idle: float, ready: Any) -> Non
 
 
 def _redis_send(port: int, messages: int, payload: bytes, side: Side) -> None:
-    redis: Any = require("redis")
+    redis: Any = importlib.import_module("redis")
 
     client = redis.Redis(host=servers.HOST, port=port)
 
@@ -314,7 +315,7 @@ def _redis_send(port: int, messages: int, payload: bytes, side: Side) -> None:
 
 
 def _rabbitmq_receive(port: int, counter: _Counter, idle: float, ready: Any) -> None:
-    pika: Any = require("pika")
+    pika: Any = importlib.import_module("pika")
 
     connection = pika.BlockingConnection(pika.ConnectionParameters(servers.HOST, port))
     channel = connection.channel()
@@ -329,7 +330,7 @@ def _rabbitmq_receive(port: int, counter: _Counter, idle: float, ready: Any) -> 
 
 
 def _rabbitmq_send(port: int, messages: int, payload: bytes, side: Side) -> None:
-    pika: Any = require("pika")
+    pika: Any = importlib.import_module("pika")
 
     connection = pika.BlockingConnection(pika.ConnectionParameters(servers.HOST, port))
     channel = connection.channel()
@@ -345,7 +346,7 @@ def _rabbitmq_send(port: int, messages: int, payload: bytes, side: Side) -> None
 
 
 def _mqtt_receive(port: int, counter: _Counter, idle: float, ready: Any) -> None:
-    mqtt: Any = require("paho.mqtt.client")
+    mqtt: Any = importlib.import_module("paho.mqtt.client")
 
     client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"sub-{os.getpid()}")
     client.on_message = lambda *_: counter.tick()
@@ -359,7 +360,7 @@ def _mqtt_receive(port: int, counter: _Counter, idle: float, ready: Any) -> None
 
 
 def _mqtt_send(port: int, messages: int, payload: bytes, side: Side) -> None:
-    mqtt: Any = require("paho.mqtt.client")
+    mqtt: Any = importlib.import_module("paho.mqtt.client")
 
     client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"pub-{os.getpid()}")
     client.max_queued_messages_set(0)
@@ -379,7 +380,7 @@ def _mqtt_send(port: int, messages: int, payload: bytes, side: Side) -> None:
 
 
 def _activemq_connection(port: int, listener: Any) -> Any:
-    stomp: Any = require("stomp")
+    stomp: Any = importlib.import_module("stomp")
 
     connection = stomp.Connection12([(servers.HOST, port)], heartbeats=(0, 0), auto_content_length=True)
     connection.set_listener("count", listener)
@@ -388,7 +389,7 @@ def _activemq_connection(port: int, listener: Any) -> Any:
 
 
 def _activemq_receive(port: int, counter: _Counter, idle: float, ready: Any) -> None:
-    stomp: Any = require("stomp")
+    stomp: Any = importlib.import_module("stomp")
 
     class Listener(stomp.ConnectionListener):  # type: ignore[misc]
         def on_message(self, _frame: Any) -> None:
@@ -404,7 +405,7 @@ def _activemq_receive(port: int, counter: _Counter, idle: float, ready: Any) -> 
 
 
 def _activemq_send(port: int, messages: int, payload: bytes, side: Side) -> None:
-    stomp: Any = require("stomp")
+    stomp: Any = importlib.import_module("stomp")
     done = threading.Event()
 
     class Listener(stomp.ConnectionListener):  # type: ignore[misc]
@@ -428,7 +429,7 @@ def _activemq_send(port: int, messages: int, payload: bytes, side: Side) -> None
 
 
 def _zeromq_receive(port: int, counter: _Counter, idle: float, ready: Any) -> None:
-    zmq: Any = require("zmq")
+    zmq: Any = importlib.import_module("zmq")
 
     context = zmq.Context()
     sock = context.socket(zmq.SUB)
@@ -449,7 +450,7 @@ def _zeromq_receive(port: int, counter: _Counter, idle: float, ready: Any) -> No
 
 
 def _zeromq_send(port: int, messages: int, payload: bytes, side: Side) -> None:
-    zmq: Any = require("zmq")
+    zmq: Any = importlib.import_module("zmq")
 
     context = zmq.Context()
     sock = context.socket(zmq.PUB)
@@ -467,7 +468,7 @@ def _zeromq_send(port: int, messages: int, payload: bytes, side: Side) -> None:
 
 
 def _nng_receive(port: int, counter: _Counter, idle: float, ready: Any) -> None:
-    pynng: Any = require("pynng")
+    pynng: Any = importlib.import_module("pynng")
 
     with pynng.Sub0(listen=f"tcp://{servers.HOST}:{port}", topics=b"", recv_timeout=100) as sock:
         sock.recv_buffer_size = NNG_BUFFER
@@ -484,7 +485,7 @@ def _nng_receive(port: int, counter: _Counter, idle: float, ready: Any) -> None:
 
 
 def _nng_send(port: int, messages: int, payload: bytes, side: Side) -> None:
-    pynng: Any = require("pynng")
+    pynng: Any = importlib.import_module("pynng")
 
     with pynng.Pub0(dial=f"tcp://{servers.HOST}:{port}") as sock:
         sock.send_buffer_size = NNG_BUFFER

@@ -22,14 +22,13 @@ Every blocking call is bounded by the requester's ``timeout``.
 
 from __future__ import annotations
 
+import importlib
 import os
 import socket
 import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
-
-from ...cli._common import require
 
 __all__ = ["MatcherRequester", "MqttRequester", "NatsRequester", "RabbitMQRequester", "RedisRequester"]
 
@@ -56,7 +55,7 @@ class NatsRequester:
     _sub: Any = field(default=None, repr=False)
 
     async def setup(self) -> None:
-        nats = require("nats")
+        nats = importlib.import_module("nats")
         self.subject = _topic("nats", self.connection)
         self.payload = os.urandom(self.size)
         self._nc = await nats.connect(
@@ -94,7 +93,7 @@ class RedisRequester:
     _sub: Any = field(default=None, repr=False)
 
     def setup(self) -> None:
-        redis = require("redis")
+        redis = importlib.import_module("redis")
         self.channel = _topic("redis", self.connection)
         self.payload = os.urandom(self.size)
         options = {"host": self.host, "port": self.port, "socket_timeout": self.timeout}
@@ -141,7 +140,7 @@ class RabbitMQRequester:
     _reply: bytes | None = field(default=None, repr=False)
 
     def setup(self) -> None:
-        pika = require("pika")
+        pika = importlib.import_module("pika")
         self.routing_key = _topic("amqp", self.connection)
         self.payload = os.urandom(self.size)
         parameters = pika.ConnectionParameters(
@@ -191,7 +190,7 @@ class MqttRequester:
     _subscribed: bool = field(default=False, repr=False)
 
     def setup(self) -> None:
-        mqtt = require("paho.mqtt.client")
+        mqtt = importlib.import_module("paho.mqtt.client")
         self.topic = _topic("mqtt", self.connection).replace(".", "/")
         self.payload = os.urandom(self.size)
         client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"tm-{uuid.uuid4().hex[:12]}")
@@ -241,8 +240,8 @@ class MatcherRequester:
     seed: int = 7
 
     def setup(self) -> None:
-        from ... import Matcher  # noqa: PLC0415 - the library itself, imported where it is used
-        from ..._workloads import study_throughput  # noqa: PLC0415
+        from topicmatch import Matcher  # noqa: PLC0415 - the library itself, imported where it is used
+        from topicmatch.bench.shapes import study_throughput  # noqa: PLC0415
 
         patterns, topics = study_throughput(10_000, seed=self.seed)
         self._matcher = Matcher(self.algorithm, "amqp")

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..machine import machine_info
+from topicmatch.bench.machine import machine_info
+
 from ._chart import nines_chart, slug, timeline_chart
 from ._limits import DEFAULT_LIMITS, Limits
 from ._load import STOP, LoadSpec, ShareResult

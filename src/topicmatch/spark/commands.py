@@ -1,7 +1,10 @@
-"""The runners of ``topicmatch generate`` and ``topicmatch route``, loaded when one of them runs.
+"""The runners of ``topicmatch generate``, ``route`` and ``bench pipeline``.
 
-:mod:`._cli` declares the commands and imports this module only once the extra is known to be
-installed, so PySpark is imported at the top here and nowhere at start-up.
+:mod:`topicmatch.cli` declares the commands and imports this module (the spark layer's one
+module for the command line) only when one of them runs, once the ``spark`` extra is known to be
+installed, so PySpark is imported at the top here and nowhere at start-up. Each runner takes
+the parsed options and the output streams and returns the exit code; bad input raises
+:class:`topicmatch._commandline.UsageError`.
 """
 
 from __future__ import annotations
@@ -15,15 +18,17 @@ from typing import TextIO
 from pyspark.errors import PySparkException
 
 from .. import TopicMatchError
+from .._commandline import UsageError, counted
+from .._pair_files import dialect_warning
 from .._progress import Progress
-from ..cli._common import UsageError
+from ..bench.report import mark_quick
 from ._generate import generate
 from ._io import parse_since, spark_error
 from ._pipeline import RouteJob, already_exists, run_batch
 from ._session import session
 from ._stream import StreamRouter
 
-__all__ = ["run_generate", "run_route"]
+__all__ = ["run_bench_pipeline", "run_generate", "run_route"]
 
 
 def run_generate(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
@@ -44,9 +49,10 @@ def run_generate(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) ->
     except OSError as error:
         raise UsageError(f"cannot write {options.out}: {error.strerror or error}") from None
     print(
-        f"wrote {result.messages:,} messages in {result.files} files to {result.messages_path}\n"
-        f"wrote {result.subscriptions:,} subscriptions ({result.subscribers:,} subscribers) "
-        f"to {result.subscriptions_path}",
+        f"wrote {counted(result.messages, 'message')} in {counted(result.files, 'file')} to "
+        f"{result.messages_path}\n"
+        f"wrote {counted(result.subscriptions, 'subscription')} "
+        f"({counted(result.subscribers, 'subscriber')}) to {result.subscriptions_path}",
         file=stdout,
     )
     return 0
@@ -136,6 +142,15 @@ def run_route(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> in
         # Check what can be checked before starting a JVM: each of these fails in a second.
         _check_before_spark(job, stream=options.stream)
         table = job.load_subscriptions()
+        if not len(table):
+            print(
+                f"topicmatch: warning: {job.subscriptions} holds no subscription: every message "
+                "will be unmatched",
+                file=stderr,
+            )
+        warning = dialect_warning(table.patterns, job.dialect)
+        if warning:
+            print(f"topicmatch: warning: {warning}", file=stderr)
         for where, pattern, reason in table.skipped[:10]:
             print(f"topicmatch: skipped {where}: {pattern!r}: {reason}", file=stderr)
         if len(table.skipped) > 10:
@@ -163,3 +178,15 @@ def run_route(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> in
         raise UsageError(str(error)) from None
     print(summary.text(), file=stdout)
     return 0
+
+
+def run_bench_pipeline(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """``topicmatch bench pipeline``: the pipeline's experiment, or with ``--scale`` the fleet's."""
+    from . import _bench_pipeline, _bench_scale  # noqa: PLC0415 - only when it runs
+
+    experiment = _bench_scale if options.scale else _bench_pipeline
+    code = int(experiment.run(options, stdout, stderr))
+    report = options.out / "report.md"
+    if options.quick and report.exists():
+        mark_quick(report)
+    return code

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ...cli._common import require
-from .. import servers
+from . import servers
 from ._rabbitstream import StreamClient
 from ._systems import start_server
 
@@ -137,8 +137,8 @@ class JetStreamLog:
         self._sub: Any = None
 
     async def open(self, on_message: OnMessage) -> None:
-        nats = require("nats")
-        api = require("nats.js.api")
+        nats = importlib.import_module("nats")
+        api = importlib.import_module("nats.js.api")
         options = {
             "allow_reconnect": False,
             "connect_timeout": self.timeout,
@@ -270,7 +270,7 @@ class RedisStreamLog:
         self._stopping = False
 
     async def open(self, on_message: OnMessage) -> None:
-        aioredis = require("redis.asyncio")
+        aioredis = importlib.import_module("redis.asyncio")
         self._pub = aioredis.Redis(host=self.host, port=self.port, socket_connect_timeout=self.timeout)
         self._sub = aioredis.Redis(host=self.host, port=self.port, socket_connect_timeout=self.timeout)
         # A marker entry gives the subscriber an exact id to read after: no race with "$".

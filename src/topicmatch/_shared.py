@@ -1,0 +1,157 @@
+"""Shared subscriptions: each message goes to exactly one member of each ``$share`` group.
+
+MQTT 5's shared subscription ``$share/<group>/<filter>`` is one subscription with many members:
+a message that matches ``<filter>`` goes to one member of the group, not to each (MQTT 5,
+4.8.2). The group is named by both parts: ``$share/g/a/+`` and ``$share/g/a/#`` are two shared
+subscriptions, and a message matching both goes to one member of each.
+
+A :class:`~topicmatch.Matcher` (``dialect="mqtt"``) matches a shared filter as its ``<filter>``;
+it does not know the members. :class:`SharedGroups` keeps them: subscribe the group's key
+(:class:`ShareGroup`, what :meth:`SharedGroups.join` returns) in the matcher, once per group,
+and resolve each key a lookup returns to one member with :meth:`SharedGroups.choose`, or the
+whole lookup with :meth:`SharedGroups.deliver`.
+
+The policies, fixed per instance:
+
+``round_robin`` (default)
+    members in turn, in the order they joined; a member that leaves gives its turn to the next.
+    Mosquitto does the same (tests/brokers/test_shared_mosquitto.py).
+``random``
+    uniformly at random, from ``random.Random(seed)``.
+``hash``
+    by a hash of the topic (CRC-32 of its UTF-8): one topic always reaches the same member
+    while the members stay the same, so messages on one topic stay in order.
+
+Cost: :meth:`~SharedGroups.join` O(members of the group) (a member joins at most once),
+:meth:`~SharedGroups.leave` O(members of the group), :meth:`~SharedGroups.choose` O(1) (plus
+the topic's length for ``hash``). Not thread-safe: a broker calls it from its one event loop, or
+holds its own lock around it.
+"""
+
+from __future__ import annotations
+
+import random
+import zlib
+from collections.abc import Hashable, Iterable
+from typing import Final, Generic, NamedTuple, TypeVar
+
+from ._dialects import make_dialect, plain
+from ._errors import ConfigurationError, InvalidPatternError
+
+__all__ = ["POLICIES", "ShareGroup", "SharedGroups"]
+
+C = TypeVar("C", bound=Hashable)
+S = TypeVar("S", bound=Hashable)
+
+POLICIES: Final = ("round_robin", "random", "hash")
+_MQTT: Final = make_dialect("mqtt")
+
+
+class ShareGroup(NamedTuple):
+    """The key of one shared subscription: its group name and its filter."""
+
+    name: str
+    filter: str
+
+    @classmethod
+    def of(cls, shared_filter: str) -> ShareGroup:
+        """The key of ``$share/<name>/<filter>``; :class:`~topicmatch.InvalidPatternError` for
+        a filter the mqtt dialect rejects or one that is not shared.
+
+        >>> ShareGroup.of("$share/workers/jobs/+")
+        ShareGroup(name='workers', filter='jobs/+')
+        """
+        shared_filter = plain(shared_filter)
+        _MQTT.parse_pattern(shared_filter)
+        if not shared_filter.startswith("$share/"):
+            raise InvalidPatternError(
+                "mqtt", shared_filter, "not a shared subscription ($share/<group>/<filter>)"
+            )
+        _share, name, filter_ = shared_filter.split("/", 2)
+        return cls(name, filter_)
+
+
+class SharedGroups(Generic[C]):
+    """The members of each shared subscription, and the choice of one per message.
+
+    >>> from topicmatch import Matcher
+    >>> m, groups = Matcher(dialect="mqtt"), SharedGroups[str]()
+    >>> for client in ("w1", "w2"):
+    ...     _ = m.subscribe("$share/workers/jobs/+", groups.join("$share/workers/jobs/+", client))
+    >>> _ = m.subscribe("jobs/#", "auditor")
+    >>> [sorted(groups.deliver("jobs/1", m.lookup("jobs/1"))) for _ in range(3)]
+    [['auditor', 'w1'], ['auditor', 'w2'], ['auditor', 'w1']]
+    """
+
+    def __init__(self, policy: str = "round_robin", *, seed: int | None = None) -> None:
+        if policy not in POLICIES:
+            raise ConfigurationError(f"unknown share policy {policy!r}; choose one of {', '.join(POLICIES)}")
+        self.policy = policy
+        self._members: dict[ShareGroup, list[C]] = {}
+        self._next: dict[ShareGroup, int] = {}  # round_robin: the index of the next member
+        self._random = random.Random(seed)
+
+    def __len__(self) -> int:
+        """The number of groups with at least one member."""
+        return len(self._members)
+
+    def join(self, shared_filter: str, member: C) -> ShareGroup:
+        """Add ``member`` to the group of ``shared_filter`` (``$share/<name>/<filter>``) and
+        return the group's key, to subscribe in the matcher under ``shared_filter``. Joining
+        twice changes nothing. Raises :class:`~topicmatch.InvalidPatternError` (see
+        :meth:`ShareGroup.of`)."""
+        key = ShareGroup.of(shared_filter)
+        members = self._members.setdefault(key, [])
+        if member not in members:
+            members.append(member)
+        return key
+
+    def leave(self, shared_filter: str, member: C) -> bool:
+        """Remove ``member`` from the group; True if the group is now empty (the caller then
+        unsubscribes the key from its matcher)."""
+        key = ShareGroup.of(shared_filter)
+        members = self._members.get(key)
+        if members is None or member not in members:
+            return key not in self._members
+        index = members.index(member)
+        turn = self._next.get(key, 0) % len(members)
+        del members[index]
+        if not members:
+            del self._members[key]
+            self._next.pop(key, None)
+            return True
+        if index < turn:
+            turn -= 1  # the members after it moved down one place
+        self._next[key] = turn % len(members)
+        return False
+
+    def members(self, key: ShareGroup) -> list[C]:
+        """The members of a group, in the order they joined (empty for an unknown group)."""
+        return list(self._members.get(key, ()))
+
+    def choose(self, key: ShareGroup, topic: str) -> C | None:
+        """The member of group ``key`` that receives a message on ``topic``, by the policy;
+        None if the group has no member."""
+        members = self._members.get(key)
+        if not members:
+            return None
+        if self.policy == "round_robin":
+            turn = self._next.get(key, 0) % len(members)
+            self._next[key] = (turn + 1) % len(members)
+            return members[turn]
+        if self.policy == "random":
+            return self._random.choice(members)
+        return members[zlib.crc32(topic.encode("utf-8")) % len(members)]
+
+    def deliver(self, topic: str, subscribers: Iterable[S | ShareGroup]) -> list[S | C]:
+        """A lookup's result with each group key replaced by the member chosen for ``topic``:
+        the recipients of the message, each plain subscriber and one member per group."""
+        out: list[S | C] = []
+        for subscriber in subscribers:
+            if type(subscriber) is ShareGroup:
+                chosen = self.choose(subscriber, topic)
+                if chosen is not None:
+                    out.append(chosen)
+            else:
+                out.append(subscriber)  # type: ignore[arg-type]
+        return out

@@ -1,0 +1,95 @@
+"""The summary a person reads: numbers and plurals that read right, reasons and ties said."""
+
+from __future__ import annotations
+
+import io
+import time
+import types
+
+import numpy as np
+
+from topicmatch.spark._session import JobProgress
+from topicmatch.spark._stats import Counts, tied_after, top_subscribers
+from topicmatch.spark._summary import Summary
+
+SUBSCRIPTIONS = {"version": "v1", "source": "subs.tsv", "subscriptions": 3, "subscribers": 3}
+
+
+def _summary(**figures: object) -> Summary:
+    return Summary(mode="batch", dialect="amqp", subscriptions=SUBSCRIPTIONS, **figures)  # type: ignore[arg-type]
+
+
+def test_one_of_a_thing_is_singular_and_a_slow_small_job_has_a_rate() -> None:
+    text = _summary(messages=1, deliveries=1, elapsed_seconds=6.7).text()
+    assert text.startswith("routed 1 message -> 1 delivery (1.00 per message) in 6.7 s: 0.15 msg/s, ")
+    assert "0 msg/s" not in text
+
+
+def test_each_quarantine_reason_is_named_with_its_count() -> None:
+    text = _summary(
+        messages=10,
+        invalid=6,
+        quarantine_reasons={"invalid_topic": 3, "null_topic": 1, "too_big": 2},
+        output={"quarantine": "out/quarantine"},
+    ).text()
+    assert (
+        "  quarantined        6 messages: 3 invalid topics, 1 null topic, 2 too big -> out/quarantine" in text
+    )
+
+
+def test_ties_in_the_top_subscribers_are_said() -> None:
+    top = [("a", 9), ("b", 5), ("c", 5)]
+    text = _summary(top_subscribers=top, top_tied=7).text()
+    assert "  top subscribers    a 9; b, c 5 each; 7 more subscribers with 5 (ties listed by name)" in text
+    assert "top subscribers    a 9; b 5\n" in _summary(top_subscribers=top[:2]).text() + "\n"
+
+
+def test_the_tie_at_the_cut_is_counted() -> None:
+    counts = Counts(6)
+    counts.add_subscribers(np.arange(6), np.array([9, 5, 5, 5, 5, 1]))
+    top = top_subscribers(counts, list("abcdef"), 3)
+    assert top == [("a", 9), ("b", 5), ("c", 5)]
+    assert tied_after(counts, top) == 2  # d and e have 5 too
+    assert tied_after(counts, top_subscribers(counts, list("abcdef"), 6)) == 0
+
+
+def test_a_run_with_nothing_to_route_has_no_rates() -> None:
+    text = _summary(elapsed_seconds=2.2).text()
+    assert text.startswith("routed 0 messages -> 0 deliveries in 2.2 s\n")
+    assert "subscriptions      3 (3 subscribers)" in text
+
+
+class _Stage:
+    def __init__(self, done: int) -> None:
+        self.numCompletedTasks, self.numActiveTasks, self.numTasks = done, 1, 2
+
+
+class _Tracker:
+    """A status tracker whose one stage finishes a task at each poll (then stays at 2 of 2)."""
+
+    def __init__(self) -> None:
+        self.polls = 0
+
+    def getActiveStageIds(self) -> list[int]:
+        return [0]
+
+    def getStageInfo(self, stage_id: int) -> _Stage:
+        self.polls += 1
+        return _Stage(min(self.polls - 1, 2))
+
+
+def test_the_progress_of_a_small_job_moves_as_its_tasks_end() -> None:
+    """Off a terminal, a line as each task ends, not only every ``every`` seconds."""
+    tracker = _Tracker()
+    spark = types.SimpleNamespace(sparkContext=types.SimpleNamespace(statusTracker=lambda: tracker))
+    stream = io.StringIO()
+    with JobProgress(spark, "routing", lambda: (0, 0), stream, every=60.0):  # type: ignore[arg-type]
+        deadline = time.monotonic() + 10
+        while tracker.polls < 4 and time.monotonic() < deadline:
+            time.sleep(0.1)
+    lines = stream.getvalue().splitlines()
+    assert [line.split(",")[0] for line in lines[:3]] == [
+        "routing: tasks 0/2 done",
+        "routing: tasks 1/2 done",
+        "routing: tasks 2/2 done",
+    ]
