@@ -28,12 +28,16 @@ from topicmatch import (
     ALGORITHMS,
     BUILD,
     DIALECTS,
+    AccessRules,
     BatchWalk,
     Dialect,
     Matcher,
     MatcherSnapshot,
+    SharedGroups,
+    ShareGroup,
     TopicIndex,
     TopicMatchError,
+    capture,
     make_dialect,
 )
 from topicmatch._build import COMPILED_MODULES
@@ -137,7 +141,7 @@ def _put(value: object, template: Any) -> Any:
     """``template`` with ``value`` in place of :data:`V` (inside lists and tuples too)."""
     if template is V:
         return value
-    if isinstance(template, (list, tuple)):
+    if type(template) in (list, tuple):  # not a NamedTuple such as ShareGroup
         return type(template)(_put(value, item) for item in template)
     return template
 
@@ -178,6 +182,7 @@ def _cases(algorithm: str) -> Iterator[Case]:
     yield "Matcher.patterns_of", matcher, "patterns_of", (V,), {}
     yield "Matcher.extend_topic_space", matcher, "extend_topic_space", (V,), {}
     yield "Matcher.extend_topic_space element", matcher, "extend_topic_space", (["a.c", V],), {}
+    yield "Matcher.captures", matcher, "captures", (V,), {}
     if algorithm == "default":
 
         def walk() -> BatchWalk:
@@ -210,11 +215,49 @@ def _cases(algorithm: str) -> Iterator[Case]:
         for method in ("parse_pattern", "parse_topic", "topic_list"):
             yield f"Dialect({dialect}).{method}", dialect_of, method, (V,), {}
         yield f"Dialect({dialect}).topic_parser()", parser_of, "__call__", (V,), {}
-        for method in ("overlaps", "covers"):
+        for method in ("overlaps", "covers", "matches"):
             yield f"Dialect({dialect}).{method} p", dialect_of, method, (V, "a"), {}
             yield f"Dialect({dialect}).{method} q", dialect_of, method, ("a", V), {}
         for method, args in (("set", (V, "x")), ("discard", (V,)), ("get", (V,)), ("match", (V,))):
             yield f"TopicIndex({dialect}).{method}", index_of, method, args, {}
+        yield f"capture({dialect}) pattern", None, capture, (V, "a", dialect), {}
+        yield f"capture({dialect}) topic", None, capture, ("a", V, dialect), {}
+    yield "capture dialect", None, capture, ("a", "a", V), {}
+    if algorithm == "default":
+        yield from _mqtt_cases()
+
+
+def _mqtt_cases() -> Iterator[Case]:
+    """The MQTT broker's helpers: access rules and shared subscriptions."""
+    names = {"username": "alice", "client_id": "phone"}
+
+    def rules() -> AccessRules:
+        return AccessRules("user alice\ntopic readwrite home/#\npattern read devices/%c/#\n")
+
+    def groups() -> SharedGroups[str]:
+        made = SharedGroups[str]()
+        made.join("$share/g/jobs/+", "w1")
+        return made
+
+    key = ShareGroup("g", "jobs/+")
+    yield "AccessRules(text)", None, AccessRules, (V,), {}
+    yield "AccessRules.from_file", None, AccessRules.from_file, (V,), {}
+    for method in ("may_publish", "may_receive", "may_subscribe"):
+        yield f"AccessRules.{method} topic", rules, method, (V,), names
+        yield f"AccessRules.{method} username", rules, method, ("home/x",), {**names, "username": V}
+        yield f"AccessRules.{method} client_id", rules, method, ("home/x",), {**names, "client_id": V}
+    yield "ShareGroup.of", None, ShareGroup.of, (V,), {}
+    yield "SharedGroups(policy)", None, SharedGroups, (V,), {}
+    yield "SharedGroups(seed=)", None, SharedGroups, (), {"seed": V}
+    yield "SharedGroups.join filter", groups, "join", (V, "w2"), {}
+    yield "SharedGroups.join member", groups, "join", ("$share/g/jobs/+", V), {}
+    yield "SharedGroups.leave filter", groups, "leave", (V, "w1"), {}
+    yield "SharedGroups.leave member", groups, "leave", ("$share/g/jobs/+", V), {}
+    yield "SharedGroups.members", groups, "members", (V,), {}
+    yield "SharedGroups.choose key", groups, "choose", (V, "jobs/1"), {}
+    yield "SharedGroups.choose topic", groups, "choose", (key, V), {}
+    yield "SharedGroups.deliver topic", groups, "deliver", (V, [key]), {}
+    yield "SharedGroups.deliver subscribers", groups, "deliver", ("jobs/1", V), {}
 
 
 #: The public methods the calls above cover, by class: a public method added later fails
@@ -223,12 +266,15 @@ COVERED = {
     Matcher: {
         "lookup", "lookup_many", "overlapping", "subscribe", "unsubscribe", "subscribe_many",
         "unsubscribe_many", "unsubscribe_all", "patterns_of", "extend_topic_space",
-        "subscriptions", "patterns", "snapshot", "batch_walk",
+        "subscriptions", "patterns", "snapshot", "batch_walk", "captures",
     },
     MatcherSnapshot: {"lookup", "lookup_many", "overlapping", "subscriptions", "patterns", "batch_walk"},
     Dialect: {"parse_pattern", "parse_topic", "topic_parser", "topic_list", "overlaps", "covers",
-              "plain_topics", "topic_rules"},
+              "matches", "plain_topics", "topic_rules"},
     TopicIndex: {"set", "discard", "get", "match"},
+    AccessRules: {"from_file", "may_publish", "may_receive", "may_subscribe"},
+    SharedGroups: {"join", "leave", "members", "choose", "deliver"},
+    ShareGroup: {"of", "count", "index"},
 }  # fmt: skip
 #: Methods without arguments to get wrong, and Dialect's ``checked_pattern`` (parse_pattern's
 #: sibling, which every Matcher call with a pattern goes through).
@@ -240,6 +286,8 @@ NO_ARGUMENTS = {
     "plain_topics",
     "topic_rules",
     "checked_pattern",
+    "count",  # ShareGroup's, a tuple's: any value is an answer
+    "index",
 }
 
 

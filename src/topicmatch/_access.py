@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Final
 
 from ._dialects import make_dialect, plain
-from ._errors import ComplexityError, InvalidPatternError, InvalidRuleError
+from ._errors import ComplexityError, ConfigurationError, InvalidPatternError, InvalidRuleError
 from ._words import Tokens, pattern_matches
 
 __all__ = ["AccessRules"]
@@ -90,6 +90,11 @@ class AccessRules:
     """
 
     def __init__(self, text: str) -> None:
+        if not isinstance(text, str):
+            raise ConfigurationError(
+                f"AccessRules takes the text of an acl_file (a str), not {type(text).__name__}; "
+                "AccessRules.from_file reads one"
+            )
         self._users: dict[str | None, list[_Rule]] = {}
         self._patterns: list[_Rule] = []
         user: str | None = None
@@ -130,6 +135,8 @@ class AccessRules:
     @classmethod
     def from_file(cls, path: str | Path) -> AccessRules:
         """The rules of an acl_file (UTF-8)."""
+        if not isinstance(path, (str, Path)):
+            raise ConfigurationError(f"the path of an acl_file is a str or a Path, not {type(path).__name__}")
         return cls(Path(path).read_text(encoding="utf-8"))
 
     def __repr__(self) -> str:
@@ -183,7 +190,12 @@ class AccessRules:
     def _groups(self, username: str | None, client_id: str) -> list[list[_Entry] | None]:
         """The client's two lists of (access, filter, tokens), deny rules first in each: its topic rules,
         then the patterns with its names substituted; None in place of the patterns when a name
-        could widen them (Mosquitto then denies)."""
+        could widen them (Mosquitto then denies). Raises :class:`~topicmatch.ConfigurationError`
+        for a username that is not a str or None, or a client id that is not a str."""
+        if not (username is None or isinstance(username, str)):
+            raise ConfigurationError(f"username must be a str or None, not {type(username).__name__}")
+        if not isinstance(client_id, str):
+            raise ConfigurationError(f"client_id must be a str, not {type(client_id).__name__}")
         own = [(rule.access, rule.text, rule.tokens) for rule in self._users.get(username, [])]
         if not self._patterns:
             return [own]

@@ -56,6 +56,8 @@ class Capture(NamedTuple, Generic[S]):
 def _dialect(dialect: str | Dialect) -> Dialect:
     if isinstance(dialect, Dialect):
         return dialect
+    if not isinstance(dialect, str):
+        return make_dialect(dialect)  # its ConfigurationError: not a dialect's name
     found = _DIALECTS.get(dialect)
     if found is None:
         found = _DIALECTS[dialect] = make_dialect(dialect)  # ConfigurationError if unknown

@@ -36,7 +36,7 @@ from collections.abc import Hashable, Iterable
 from typing import Final, Generic, NamedTuple, TypeVar
 
 from ._dialects import make_dialect, plain
-from ._errors import ConfigurationError, InvalidPatternError
+from ._errors import ConfigurationError, InvalidPatternError, InvalidSubscriberError, InvalidTopicError
 
 __all__ = ["POLICIES", "ShareGroup", "SharedGroups"]
 
@@ -86,6 +86,8 @@ class SharedGroups(Generic[C]):
     def __init__(self, policy: str = "round_robin", *, seed: int | None = None) -> None:
         if policy not in POLICIES:
             raise ConfigurationError(f"unknown share policy {policy!r}; choose one of {', '.join(POLICIES)}")
+        if not (seed is None or (isinstance(seed, int) and not isinstance(seed, bool))):
+            raise ConfigurationError(f"seed must be an int or None, not {seed!r}")
         self.policy = policy
         self._members: dict[ShareGroup, list[C]] = {}
         self._next: dict[ShareGroup, int] = {}  # round_robin: the index of the next member
@@ -127,11 +129,16 @@ class SharedGroups(Generic[C]):
 
     def members(self, key: ShareGroup) -> list[C]:
         """The members of a group, in the order they joined (empty for an unknown group)."""
+        _check_key(key)
         return list(self._members.get(key, ()))
 
     def choose(self, key: ShareGroup, topic: str) -> C | None:
         """The member of group ``key`` that receives a message on ``topic``, by the policy;
-        None if the group has no member."""
+        None if the group has no member. Raises :class:`~topicmatch.InvalidSubscriberError` for a
+        key that is not a :class:`ShareGroup`, :class:`~topicmatch.InvalidTopicError` for a topic
+        that is not a str."""
+        _check_key(key)
+        _check_topic(topic)
         members = self._members.get(key)
         if not members:
             return None
@@ -145,9 +152,19 @@ class SharedGroups(Generic[C]):
 
     def deliver(self, topic: str, subscribers: Iterable[S | ShareGroup]) -> list[S | C]:
         """A lookup's result with each group key replaced by the member chosen for ``topic``:
-        the recipients of the message, each plain subscriber and one member per group."""
+        the recipients of the message, each plain subscriber and one member per group. Raises
+        :class:`~topicmatch.InvalidTopicError` for a topic that is not a str,
+        :class:`~topicmatch.InvalidSubscriberError` if ``subscribers`` is not iterable."""
+        _check_topic(topic)
+        try:
+            found = iter(subscribers)
+        except TypeError:
+            raise InvalidSubscriberError(
+                "deliver takes a lookup's result (an iterable of subscribers), "
+                f"not {type(subscribers).__name__}"
+            ) from None
         out: list[S | C] = []
-        for subscriber in subscribers:
+        for subscriber in found:
             if type(subscriber) is ShareGroup:
                 chosen = self.choose(subscriber, topic)
                 if chosen is not None:
@@ -155,3 +172,15 @@ class SharedGroups(Generic[C]):
             else:
                 out.append(subscriber)  # type: ignore[arg-type]
         return out
+
+
+def _check_key(key: object) -> None:
+    if type(key) is not ShareGroup:
+        raise InvalidSubscriberError(
+            f"a share group's key is a ShareGroup (SharedGroups.join returns it), not {type(key).__name__}"
+        )
+
+
+def _check_topic(topic: object) -> None:
+    if not isinstance(topic, str):
+        raise InvalidTopicError("mqtt", repr(topic), f"must be a str, not {type(topic).__name__}")
