@@ -4,19 +4,25 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# The package's own modules: the install compiles the core from them (setup.py, docs/compiled.md),
+# so a change to any of them installs it again, and the tests always run the source as it is.
+SOURCE := $(wildcard src/topicmatch/*.py)
+# The library's tests, run a second time on the pure build: everything but the Spark pipeline,
+# the latency harness and the benchmarks' smoke runs.
+PURE_TESTS := -m "not spark and not latency and not slow"
 
-.PHONY: help venv brokers demo test test-fast test-brokers check format clean
+.PHONY: help venv brokers demo test test-fast test-pure test-brokers check format clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-$(STAMP): pyproject.toml latency/pyproject.toml
+$(STAMP): pyproject.toml latency/pyproject.toml setup.py $(SOURCE)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]' -e './latency[spark]'
 	touch $(STAMP)
 
-venv: $(STAMP)  ## create the virtual environment: the matching library, the latency harness, dev tools
+venv: $(STAMP)  ## create the virtual environment: the matching library (its core compiled), the latency harness, dev tools
 
 brokers:  ## install RabbitMQ, Mosquitto, nats-server, Redis, ActiveMQ and Java 17 from Debian (needs root)
 	@LOG=$(BROKERS_LOG) bash scripts/install-brokers.sh
@@ -32,24 +38,30 @@ demo: venv  ## the main job, local mode: generate 1,000,000 messages and 10,000 
 		--messages $(DEMO)/data/messages --subscriptions $(DEMO)/data/subscriptions.parquet --out $(DEMO)/routed
 
 check: venv  ## lint (ruff), format check and strict typing (mypy)
-	$(VENV)/bin/ruff check src latency/src tests benchmarks
-	$(VENV)/bin/ruff format --check src latency/src tests benchmarks
+	$(VENV)/bin/ruff check src latency/src tests benchmarks setup.py conftest.py
+	$(VENV)/bin/ruff format --check src latency/src tests benchmarks setup.py conftest.py
 	$(VENV)/bin/mypy
 
-test: venv brokers check  ## the whole suite, broker conformance included
+test: venv brokers check  ## the whole suite on the compiled core, then the library's tests on the pure one
+	@$(PY) -c 'import sys, topicmatch; sys.exit(topicmatch.BUILD != "compiled" and 		"the compiled core does not run here (not compiled, or TOPICMATCH_PURE set): make test needs gcc and the Python headers (docs/compiled.md)")'
 	$(PY) -m pytest
+	TOPICMATCH_PURE=1 $(PY) -m pytest $(PURE_TESTS)
 
 test-fast: venv  ## the library alone, in about 2 minutes: no brokers, Spark, latency runs or slow smoke tests
 	$(PY) -m pytest -m "not brokers and not spark and not cluster and not latency and not slow"
+
+test-pure: venv brokers  ## the library's tests (broker conformance included) on the pure-Python core
+	TOPICMATCH_PURE=1 $(PY) -m pytest $(PURE_TESTS)
 
 test-brokers: venv brokers  ## only the conformance tests against the real brokers
 	$(PY) -m pytest -m brokers tests/brokers
 
 format: venv  ## reformat the code
-	$(VENV)/bin/ruff format src latency/src tests benchmarks
-	$(VENV)/bin/ruff check --fix src latency/src tests benchmarks
+	$(VENV)/bin/ruff format src latency/src tests benchmarks setup.py conftest.py
+	$(VENV)/bin/ruff check --fix src latency/src tests benchmarks setup.py conftest.py
 
-clean:  ## remove what the targets wrote: the demo's data and output, the venv, caches, the install log
+clean:  ## remove what the targets wrote: the demo's data and output, the venv, caches, the install log, the core compiled in place
 	rm -rf $(DEMO_OUTPUTS) $(BROKERS_LOG)
 	rmdir $(DEMO) out 2>/dev/null || true
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build latency/build src/*.egg-info latency/src/*.egg-info
+	rm -f src/*.so src/topicmatch/*.so src/topicmatch/_compiled.json

@@ -29,7 +29,7 @@ def measure(
     for run in range(repeat + 1):
         extra = {"topics": sorted(set(topics))} if algorithm == "inverted_bitmap" else {}
         start = time.perf_counter()
-        m = Matcher(algorithm, cache_size=cache_size, **extra)  # type: ignore[arg-type]
+        m = Matcher(algorithm, cache_size=cache_size, **extra)  # type: ignore[type-var]
         for i, p in enumerate(patterns):
             m.subscribe(p, i)
         built = time.perf_counter() - start

@@ -1,20 +1,30 @@
 """Check that the concurrency tests fail when a rule of the write discipline is removed.
 
-    .venv/bin/python benchmarks/concurrency_mutations.py
+    .venv/bin/python benchmarks/concurrency_mutations.py [pure|compiled]
 
 Not a benchmark, but a one-off check like the scripts beside it: for each rule of
 ``topicmatch._versions`` (a bracket around a publishing store, the parity test of a reader, a
 reader's validation) in each index, it removes the rule from the source, runs
 ``tests/test_concurrency.py``, ``tests/test_cache.py`` and ``tests/test_dfa.py``, and restores
 the file. Every line must say ``caught``; a ``MISSED`` means a rule no test pins. Run it after
-changing how an index publishes or reads (it takes about a minute; the working tree must be
-clean of other edits to these files, which it restores exactly).
+changing how an index publishes or reads. On both builds by default, or on the one named:
+
+* ``pure``: the source is mutated in place and the tests run with ``TOPICMATCH_PURE=1`` (about
+  a minute; the working tree must be clean of other edits to these files, which it restores
+  exactly);
+* ``compiled``: each mutation is compiled in a copy of ``src/`` in a temporary directory, whose
+  package the tests import (``PYTHONPATH``); the working tree is not touched. About 40 s a
+  mutation (the build). The tests that can hook only the pure build are skipped there
+  (``@pytest.mark.pure``), so this says what the compiled build's tests catch.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -133,40 +143,76 @@ MUTATIONS: list[tuple[str, ...]] = [
 ]
 
 
-def main() -> int:
-    tests = ["tests/test_concurrency.py", "tests/test_cache.py", "tests/test_dfa.py"]
+TESTS = ["tests/test_concurrency.py", "tests/test_cache.py", "tests/test_dfa.py"]
+
+
+def _run_tests(env: dict[str, str]) -> tuple[bool, str]:
+    """(caught, the first failure's line) of the tests on the build ``env`` selects."""
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *TESTS],
+            cwd=ROOT,
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            env=env,
+        )
+    except subprocess.TimeoutExpired:
+        return True, "(the tests hung: a reader spun on an odd version)"
+    failed = [line for line in run.stdout.splitlines() if line.startswith("FAILED")][:1]
+    return run.returncode != 0, " ".join(failed)
+
+
+def _on_pure(file: str, mutated: str) -> tuple[bool, str]:
+    path = SRC / file
+    original = path.read_text()
+    path.write_text(mutated)
+    try:
+        return _run_tests({**os.environ, "TOPICMATCH_PURE": "1"})
+    finally:
+        path.write_text(original)
+
+
+def _on_compiled(file: str, mutated: str) -> tuple[bool, str]:
+    with tempfile.TemporaryDirectory(prefix="topicmatch-mutation-") as scratch:
+        tree = Path(scratch)
+        ignore = shutil.ignore_patterns("*.so", "_compiled.json", "__pycache__", "*.egg-info")
+        shutil.copytree(ROOT / "src", tree / "src", ignore=ignore)
+        for name in ("pyproject.toml", "setup.py", "README.md"):
+            shutil.copy(ROOT / name, tree / name)
+        (tree / "src" / "topicmatch" / file).write_text(mutated)
+        build = subprocess.run(
+            [sys.executable, "setup.py", "build_ext", "--inplace"],
+            cwd=tree,
+            check=False,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "TOPICMATCH_PURE": ""},
+        )
+        if build.returncode != 0:
+            return False, f"(the mutation did not compile: {build.stderr.strip().splitlines()[-1:]})"
+        return _run_tests({**os.environ, "TOPICMATCH_PURE": "", "PYTHONPATH": str(tree / "src")})
+
+
+def main(builds: list[str]) -> int:
     missed = 0
-    for name, file, old, new, *more in MUTATIONS:
-        path = SRC / file
-        original = path.read_text()
-        if old not in original:
-            print(f"{name}: the text to remove is not there any more; update this script")
-            missed += 1
-            continue
-        mutated = original.replace(old, new, 1)
-        if more:
-            mutated = mutated.replace(more[0], more[1], 1)
-        path.write_text(mutated)
-        try:
-            run = subprocess.run(
-                [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests],
-                cwd=ROOT,
-                check=False,
-                capture_output=True,
-                text=True,
-                timeout=180,
-            )
-            caught = run.returncode != 0
-            failed = [line for line in run.stdout.splitlines() if line.startswith("FAILED")][:1]
-            print(f"{name}: {'caught' if caught else 'MISSED'} {' '.join(failed)}", flush=True)
-        except subprocess.TimeoutExpired:
-            caught = True  # a reader that spins forever on an odd version is caught too
-            print(f"{name}: caught (the tests hung: a reader spun on an odd version)", flush=True)
-        finally:
-            path.write_text(original)
-        missed += not caught
+    for build in builds:
+        print(f"{build} build:", flush=True)
+        for name, file, old, new, *more in MUTATIONS:
+            original = (SRC / file).read_text()
+            if old not in original:
+                print(f"  {name}: the text to remove is not there any more; update this script")
+                missed += 1
+                continue
+            mutated = original.replace(old, new, 1)
+            if more:
+                mutated = mutated.replace(more[0], more[1], 1)
+            caught, failed = (_on_pure if build == "pure" else _on_compiled)(file, mutated)
+            print(f"  {name}: {'caught' if caught else 'MISSED'} {failed}", flush=True)
+            missed += not caught
     return 1 if missed else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:2] or ["pure", "compiled"]))

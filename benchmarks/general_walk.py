@@ -30,7 +30,7 @@ def inline(alive: dict[Node, None], words: Iterable[str], union: Union = union_o
         for node in alive:
             if node.is_hash:
                 nxt[node] = None
-            child = node.get(word)
+            child = node.children.get(word)
             if child is not None:
                 nxt[child] = None
                 if child.hash is not None:

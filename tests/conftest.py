@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
-from topicmatch import ALGORITHMS, Matcher
+from topicmatch import ALGORITHMS, BUILD, Matcher
 from topicmatch_latency import servers
 from topicmatch_latency._systems import SystemUnavailable, start_server
 
@@ -28,13 +28,28 @@ settings.register_profile(
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
+def pure_only(reason: str) -> None:
+    """Skip the calling test on the compiled build: it hooks what only the pure one lets a test
+    hook (``reason``: what, compiled, it cannot reach). ``make test`` runs it on the pure build."""
+    if BUILD == "compiled":
+        pytest.skip(f"pure build only: {reason}")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """``@pytest.mark.pure(reason)``: :func:`pure_only` for a whole test."""
+    for item in items:
+        marker = item.get_closest_marker("pure")
+        if marker is not None and BUILD == "compiled":
+            item.add_marker(pytest.mark.skip(reason=f"pure build only: {marker.args[0]}"))
+
+
 def make_matcher(
     algorithm: str, dialect: str = "amqp", topics: list[str] | None = None, **options: object
 ) -> Matcher:
     """A Matcher of any algorithm; the inverted bitmap gets ``topics`` as its topic space."""
     if algorithm == "inverted_bitmap":
-        return Matcher(algorithm, dialect, topics=topics or [], **options)  # type: ignore[arg-type]
-    return Matcher(algorithm, dialect, **options)  # type: ignore[arg-type]
+        return Matcher(algorithm, dialect, topics=topics or [], **options)  # type: ignore[type-var]
+    return Matcher(algorithm, dialect, **options)  # type: ignore[arg-type, type-var]
 
 
 @pytest.fixture(params=ALGORITHMS)

@@ -113,6 +113,7 @@ def test_the_tries_walk_finds_what_a_scan_finds(dialect: str, data: st.DataObjec
         assert walked.overlapping(query) == scanned.overlapping(query), query
 
 
+@pytest.mark.pure("compiled, the walk calls _words_to_try directly, not through the module")
 def test_a_literal_pattern_walks_its_branch_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """The trie's walk tries the words q allows: a literal pattern's walk reads no other branch."""
     m = Matcher[int]("trie", "mqtt")
@@ -128,13 +129,15 @@ def test_a_literal_pattern_walks_its_branch_only(monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setattr(_algebra, "_words_to_try", counted)
     assert m.overlapping("devices/d42/cmd") == {"devices/d42/cmd": {42}, "+/d42/#": {-1}}
+    assert tried  # the counter was called
     assert sum(tried) <= 10
 
 
+@pytest.mark.pure("compiled, the search calls _step directly, not through the module")
 def test_hostile_patterns_cost_a_bounded_number_of_steps(monkeypatch: pytest.MonkeyPatch) -> None:
     """'#.a.*.*...': a pattern whose set of positions remembers the last words, 2**stars sets.
     overlaps() pairs single positions: its steps stay within (len(p) + 1) x (len(q) + 1) x the
-    words tried; covers() gives up at its budget with a typed error instead of running for ever."""
+    words tried (covers() gives up at its budget: the next test)."""
     amqp = make_dialect("amqp")
     hostile = "#.a." + ".".join(["*"] * 30)
     other = "#.b.*.*"
@@ -151,7 +154,15 @@ def test_hostile_patterns_cost_a_bounded_number_of_steps(monkeypatch: pytest.Mon
         steps.clear()
         assert amqp.overlaps(hostile, q_text) is expected
         p, q = amqp.parse_pattern(hostile), amqp.parse_pattern(q_text)
+        assert steps  # the counter was called
         assert len(steps) <= 2 * (len(p) + 1) * (len(q) + 1) * 3  # words: a, b, one other
+
+
+def test_covers_gives_up_on_hostile_patterns_at_its_budget() -> None:
+    """covers() on '#.a.*.*...' against itself: true, but only after every set of positions, of
+    which there are 2**30; it raises the typed error at its budget instead."""
+    amqp = make_dialect("amqp")
+    hostile = "#.a." + ".".join(["*"] * 30)
     rules = amqp.topic_rules()
     with pytest.raises(ComplexityError, match="gave up after 5,000 steps"):
         # true, but only after every set of positions

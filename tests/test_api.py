@@ -164,11 +164,11 @@ def test_lookup_many_raises_what_lookup_raises(matcher_factory: Callable[..., Ma
     m.subscribe("a", 1)
     for bad in (["a"], None, 3):
         with pytest.raises(InvalidTopicError):
-            m.lookup(bad)  # type: ignore[arg-type]
+            m.lookup(bad)  # type: ignore[type-var]
         with pytest.raises(InvalidTopicError):
-            m.lookup_many(["a", bad])  # type: ignore[list-item]
+            m.lookup_many(["a", bad])  # type: ignore[type-var]
         with pytest.raises(InvalidTopicError):
-            m.snapshot().lookup_many([bad])  # type: ignore[list-item]
+            m.snapshot().lookup_many([bad])  # type: ignore[type-var]
     assert m.lookup("a") == {1}
 
 

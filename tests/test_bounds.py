@@ -200,7 +200,7 @@ def test_the_dfa_bound_is_a_third_of_cache_bytes() -> None:
     assert grown <= 1.1 * budget  # ...and what the DFA keeps stays within it (its charge errs high)
     for bad in (-1, 1.5, "1"):
         with pytest.raises(ConfigurationError, match="cache_bytes"):
-            Matcher(cache_bytes=bad)  # type: ignore[arg-type]
+            Matcher(cache_bytes=bad)  # type: ignore[type-var]
 
 
 def test_equal_words_share_one_string_in_the_trie() -> None:
@@ -214,24 +214,35 @@ def test_equal_words_share_one_string_in_the_trie() -> None:
     stack = [m._index._root]  # type: ignore[attr-defined]
     while stack:
         node = stack.pop()
-        for word, child in node.items():
+        for word, child in node.children.items():
             keys.setdefault(word, set()).add(id(word))
             stack.append(child)
     assert len(keys) == 2 + 5 + 5
     assert all(len(ids) == 1 for ids in keys.values()), keys
 
 
-def test_nodes_without_patterns_share_one_read_only_mapping() -> None:
+def test_nodes_without_patterns_or_children_share_one_read_only_table() -> None:
     m = Matcher("trie", "mqtt")
     m.subscribe_many([("a/b/c", 1), ("a/+/d", 2), ("a/b", 3)])
     root = m._index._root  # type: ignore[attr-defined]
-    inner = [root, root["a"], root["a"].star]
+    a = root.children["a"]
+    inner = [root, a, a.star]
     assert all(node.by_pattern is _walk.NO_PATTERNS for node in inner)
-    assert root["a"]["b"].by_pattern == {"a/b": {3}}  # a node of its own once it has one
-    with pytest.raises(TypeError):
-        _walk.NO_PATTERNS["x"] = frozenset((1,))  # a writer's mistake cannot spread
+    assert a.children["b"].by_pattern == {"a/b": {3}}  # a table of its own once it has one
+    leaves = [a.children["b"].children["c"], a.star.children["d"]]
+    assert all(node.children is _walk.NO_CHILDREN for node in leaves)
+    for shared in (_walk.NO_PATTERNS, _walk.NO_CHILDREN):
+        with pytest.raises(TypeError):
+            shared["x"] = frozenset((1,))  # a writer's mistake cannot spread
+        with pytest.raises(TypeError):
+            shared.setdefault("x", frozenset((1,)))
+        with pytest.raises(TypeError):
+            shared.update(x=frozenset((1,)))
+    m.unsubscribe("a/b/c", 1)  # 'b' is a leaf again: its table goes
+    assert a.children["b"].children is _walk.NO_CHILDREN
     m.unsubscribe("a/b", 3)
     assert not _walk.NO_PATTERNS
+    assert not _walk.NO_CHILDREN
 
 
 def test_the_trie_takes_a_bounded_number_of_bytes_per_subscription() -> None:
@@ -273,7 +284,7 @@ def test_subscribe_many_on_one_node_is_linear(algorithm: str) -> None:
 def test_a_subscribe_on_a_big_node_does_not_rebuild_its_union() -> None:
     m = Matcher(cache_size=0, dialect="mqtt")
     m.subscribe_many((f"$share/g{i}/sensors/#", i) for i in range(4 * SMALL))
-    node = m._index._root["sensors"].hash  # type: ignore[attr-defined]
+    node = m._index._root.children["sensors"].hash  # type: ignore[attr-defined]
     m.lookup("sensors/x")
     assert node.view is not None  # the union the lookup made, kept under the node's stamp
     m.subscribe("$share/new/sensors/#", "late")
@@ -295,7 +306,7 @@ def _nodes_of_generation(root: _walk.Node, gen: object) -> list[_walk.Node]:
         node = stack.pop()
         if node.gen is gen:
             out.append(node)
-        stack.extend(node.values())
+        stack.extend(node.children.values())
         stack.extend(child for child in (node.star, node.hash) if child is not None)
     return out
 
@@ -313,7 +324,7 @@ def test_a_snapshot_copies_nothing_and_a_write_after_it_copies_its_path_once(alg
     # their dicts of literal children; the next writes on that path copy nothing.
     m.subscribe("s.7.*.x", "new")
     copies = _nodes_of_generation(index._root, gen)  # type: ignore[attr-defined]
-    assert sorted(len(node) for node in copies) == [0, 0, 1, 1, 20_000]
+    assert sorted(len(node.children) for node in copies) == [0, 0, 1, 1, 20_000]
     m.subscribe("s.7.*.x", "newer")
     m.unsubscribe("s.7.*.x", "new")
     assert len(_nodes_of_generation(index._root, gen)) == 5  # type: ignore[attr-defined]

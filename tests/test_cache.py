@@ -345,4 +345,4 @@ def test_an_unhashable_topic_gets_the_typed_error_whatever_the_cache_holds(stage
     for _ in range({"empty": 0, "warm": 2, "hot": 3}[stage]):
         m.lookup("a.b")
     with pytest.raises(InvalidTopicError, match="must be a str"):
-        m.lookup(["a", "b"])  # type: ignore[arg-type]
+        m.lookup(["a", "b"])  # type: ignore[type-var]

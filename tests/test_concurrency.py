@@ -15,14 +15,14 @@ from typing import Any, ClassVar
 
 import pytest
 
-from topicmatch import Matcher, _naive, _walk
+from topicmatch import Matcher
 from topicmatch._collector import collector_paused
 from topicmatch._cstrie import _INode
 from topicmatch._dialects import make_dialect
 from topicmatch._trie import TrieIndex
-from topicmatch._words import Tokens, pattern_matches
+from topicmatch._words import Tokens
 
-from .conftest import make_matcher
+from .conftest import make_matcher, pure_only
 
 
 @pytest.fixture(autouse=True)
@@ -352,11 +352,10 @@ def test_a_child_forked_during_another_threads_bulk_build_gets_its_collector_bac
 
 
 class _WriteOnGet:
-    """A dict a lookup reads (a cstrie's children, a bitmap's subscribers, or a trie node, which is
-    one) that runs a writer's ``steps`` when the lookup reads it for the ``at``-th time: a write
-    landing mid-walk, deterministically (the threaded tests above hit that rarely). The steps
-    and the count live on this class, set by the test with monkeypatch: a trie node takes its
-    hooking class by a swap of ``__class__``, which allows no attribute of its own."""
+    """A dict a lookup reads (a cstrie's children, a bitmap's subscribers) that runs a writer's
+    ``steps`` when the lookup reads it for the ``at``-th time: a write landing mid-walk,
+    deterministically (the threaded tests above hit that rarely). The steps and the count live
+    on this class, set by the test with monkeypatch."""
 
     __slots__ = ()
     steps: ClassVar[Callable[[], None] | None] = None
@@ -375,30 +374,48 @@ class _WriteOnGetDict(_WriteOnGet, dict):  # type: ignore[type-arg]
     __slots__ = ()
 
 
-class _WriteOnGetNode(_WriteOnGet, _walk.Node):
-    __slots__ = ()
+class _WritesOnIter(dict):  # type: ignore[type-arg]
+    """A big trie node's ``counts``, from which a lookup makes the node's union
+    (``frozenset(counts)``, :func:`topicmatch._walk.materialize`), that runs a writer's ``steps``
+    the first time it is iterated: a write landing mid-walk at the same point in both builds
+    (``frozenset`` iterates a dict subclass through its ``__iter__``, compiled code too)."""
+
+    def __init__(self, counts: dict[Hashable, int], steps: Callable[[], None]) -> None:
+        super().__init__(counts)
+        self.steps: Callable[[], None] | None = steps
+
+    def __iter__(self) -> Iterator[Hashable]:
+        steps, self.steps = self.steps, None
+        if steps is not None:
+            steps()
+        return super().__iter__()
 
 
-def test_a_trie_lookup_overlapping_writes_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_trie_lookup_overlapping_writes_retries() -> None:
     """The trie's version check, pinned: the lookup reads the '#' branch ({1}), then two writes
     land (unsubscribe '#', subscribe 'a.*') before it reads 'a': without the check it returns
-    {1, 2}, which never existed (the states were {1}, {} and {2})."""
+    {1, 2}, which never existed (the states were {1}, {} and {2}). Every node is big here
+    (``small`` 0), so the lookup makes the '#' node's union from its ``counts``, which runs the
+    writes."""
     for algorithm in ("trie", "default"):
         m = Matcher(algorithm, cache_size=0)
-        m.subscribe("#", 1)
         index = m._index
+        index.small = 0  # type: ignore[attr-defined]
+        m.subscribe("#", 1)
+        ran: list[bool] = []
 
-        def steps(m: Matcher = m) -> None:
+        def steps(m: Matcher = m, ran: list[bool] = ran) -> None:
+            ran.append(True)
             m.unsubscribe("#", 1)
             m.subscribe("a.*", 2)
 
-        monkeypatch.setattr(_WriteOnGet, "steps", steps)
-        monkeypatch.setattr(_WriteOnGet, "at", 1)
-        index._root.__class__ = _WriteOnGetNode  # type: ignore[attr-defined]
+        node = index._root.hash  # type: ignore[attr-defined]
+        node.counts = _WritesOnIter(node.counts, steps)
         assert m.lookup("a.b") == {2}, algorithm
-        assert _WriteOnGet.steps is None  # the writes ran mid-walk
+        assert ran  # the writes ran mid-walk
 
 
+@pytest.mark.pure("compiled, the cstrie's walk reads a C-node's children with the dict's own get")
 def test_a_cstrie_lookup_overlapping_writes_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     """The cstrie's version check, pinned: the lookup holds the C-node of 'a' from before the
     writes (subscribe 'a.b', unsubscribe 'a.*'), reads no 'b' in it and then the '*' branch's
@@ -442,8 +459,27 @@ def test_a_bitmap_lookup_overlapping_writes_retries(monkeypatch: pytest.MonkeyPa
     assert _WriteOnGet.steps is None
 
 
+class _WritesMidScan(dict):  # type: ignore[type-arg]
+    """The naive index's entries, whose ``values()`` (the scan of a lookup) runs a writer's
+    ``steps`` after the first entry: a write landing mid-scan, in both builds (a compiled scan
+    of a dict subclass calls its ``values``). The entries after it are read as the write left
+    them, and a write that changes the map's size makes the scan's iterator raise."""
+
+    def __init__(self, entries: dict[str, Any], steps: Callable[[], None]) -> None:
+        super().__init__(entries)
+        self.steps: Callable[[], None] | None = steps
+
+    def values(self) -> Iterator[Any]:  # type: ignore[override]
+        values = iter(dict.values(self))
+        yield next(values)
+        steps, self.steps = self.steps, None
+        if steps is not None:
+            steps()
+        yield from values
+
+
 @pytest.mark.parametrize("resize", [False, True], ids=["replace", "resize"])
-def test_a_naive_lookup_overlapping_writes_retries(monkeypatch: pytest.MonkeyPatch, resize: bool) -> None:
+def test_a_naive_lookup_overlapping_writes_retries(resize: bool) -> None:
     """The naive index's version check, pinned: the scan holds 'a.*' -> {1} from before the
     writes and reads '#' after them. Replacing entries only (a.* gains 5 and loses 1, then '#'
     gains 3) it returns {1, 2, 3} without the check, a state that never existed; deleting an
@@ -453,21 +489,16 @@ def test_a_naive_lookup_overlapping_writes_retries(monkeypatch: pytest.MonkeyPat
     m.subscribe("a.*", 1)
     m.subscribe("#", 2)
     ran: list[bool] = []
-    real = pattern_matches
 
     def steps() -> None:
+        ran.append(True)
         if not resize:
             m.subscribe("a.*", 5)
         m.unsubscribe("a.*", 1)
         m.subscribe("#", 3)
 
-    def matches(tokens: Tokens, words: list[str], dollar: bool) -> bool:
-        if not ran:
-            ran.append(True)
-            steps()
-        return real(tokens, words, dollar)
-
-    monkeypatch.setattr(_naive, "pattern_matches", matches)
+    index = m._index
+    index._entries = _WritesMidScan(index._entries, steps)  # type: ignore[attr-defined]
     assert m.lookup("a.b") == ({2, 3} if resize else {2, 3, 5})
     assert ran
 
@@ -501,17 +532,6 @@ class _StoreHook(dict):  # type: ignore[type-arg]
 
     def __setitem__(self, key: object, value: object) -> None:
         hook, self.hook = self.hook, None
-        _around(hook, lambda: dict.__setitem__(self, key, value))
-
-
-class _StoreHookNode(_walk.Node):
-    """The trie's node with a hook (the class's ``hook``, once) on its first store of a child."""
-
-    __slots__ = ()
-    hook: ClassVar[Callable[[], None] | None] = None
-
-    def __setitem__(self, key: str, value: _walk.Node) -> None:
-        hook, _StoreHookNode.hook = _StoreHookNode.hook, None
         _around(hook, lambda: dict.__setitem__(self, key, value))
 
 
@@ -554,12 +574,13 @@ def test_no_lookup_returns_while_a_change_is_half_published(
     elif algorithm.endswith("bitmap"):
         index._subs = _StoreHook(index._subs, hook)  # type: ignore[attr-defined]
     elif algorithm == "cstrie":
+        pure_only("the cstrie's I-node, whose class the hook swaps, is a native class compiled")
         monkeypatch.setattr(_HookedINode, "hook", hook)
         root = index._root  # type: ignore[attr-defined]
         (root if pattern == "a.b" else root.main.hash).__class__ = _HookedINode
-    elif pattern == "a.b":  # the trie links a new branch
-        monkeypatch.setattr(_StoreHookNode, "hook", hook)
-        index._root.__class__ = _StoreHookNode  # type: ignore[attr-defined]
+    elif pattern == "a.b":  # the trie links a new branch into the root's children
+        root = index._root  # type: ignore[attr-defined]
+        root.children = _StoreHook(root.children, hook)
     else:  # the trie's node of '#' gets a new subscriber set
         node = index._root.hash  # type: ignore[attr-defined]
         node.by_pattern = _StoreHook(node.by_pattern, hook)

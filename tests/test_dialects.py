@@ -221,17 +221,17 @@ def test_limits_are_configurable_and_explicit() -> None:
 )
 def test_configuration_errors(kwargs: dict[str, object]) -> None:
     with pytest.raises(ConfigurationError):
-        Matcher(**kwargs)  # type: ignore[arg-type]
+        Matcher(**kwargs)  # type: ignore[arg-type, type-var]
 
 
 def test_non_string_input_is_a_typed_error() -> None:
     m = Matcher()
     with pytest.raises(InvalidPatternError, match="must be a str"):
-        m.subscribe(42, 1)  # type: ignore[arg-type]
+        m.subscribe(42, 1)  # type: ignore[type-var]
     with pytest.raises(InvalidTopicError, match="must be a str"):
-        m.lookup(None)  # type: ignore[arg-type]
+        m.lookup(None)  # type: ignore[type-var]
     with pytest.raises(InvalidTopicError, match="must be a str"):
-        m.lookup(["a"])  # type: ignore[arg-type]
+        m.lookup(["a"])  # type: ignore[type-var]
 
 
 def test_lone_surrogate_is_rejected() -> None:

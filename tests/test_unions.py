@@ -37,7 +37,7 @@ def _unions(m: Matcher | MatcherSnapshot) -> Unions:
 def _wide(subscribers: int = 100, **options: int) -> Matcher:
     """``x/+`` held by ``subscribers`` clients, so that ``x/<word>`` unites a set of that many
     with the set of ``+/<word>``: a union the memo keeps. ``options`` go to the Matcher."""
-    m = Matcher(dialect="mqtt", cache_size=0, **options)  # type: ignore[arg-type]
+    m = Matcher(dialect="mqtt", cache_size=0, **options)  # type: ignore[arg-type, type-var]
     m.subscribe_many([("x/+", f"c{i}") for i in range(subscribers)])
     return m
 
@@ -257,6 +257,6 @@ def test_the_memo_bound_is_a_third_of_cache_bytes() -> None:
     assert any(_unions(m).slots)
     for bad in (-1, 1.5, "1"):
         with pytest.raises(ConfigurationError, match="cache_bytes"):
-            Matcher(cache_bytes=bad)  # type: ignore[arg-type]
+            Matcher(cache_bytes=bad)  # type: ignore[type-var]
     with pytest.raises(ConfigurationError, match="cache_bytes"):
         Matcher("trie", cache_bytes=1 << 20)

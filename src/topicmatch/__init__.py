@@ -12,6 +12,8 @@ Given subscription patterns with wildcards (``forex.*``, ``stock.#``, ``sensors/
 ['alice', 'bob']
 """
 
+# First: it decides whether the core's modules below are imported compiled or as Python source.
+from ._build import BUILD  # isort: skip
 from ._access import AccessRules
 from ._captures import Capture, capture
 from ._collector import collector_paused
@@ -25,6 +27,7 @@ from ._errors import (
     InvalidRuleError,
     InvalidSubscriberError,
     InvalidTopicError,
+    InvalidWalkError,
     TopicMatchError,
     UnknownTopicError,
 )
@@ -35,6 +38,7 @@ from ._words import Wildcard
 
 __all__ = [
     "ALGORITHMS",
+    "BUILD",
     "DEFAULT_CACHE_BYTES",
     "DEFAULT_CACHE_SIZE",
     "DIALECTS",
@@ -49,6 +53,7 @@ __all__ = [
     "InvalidRuleError",
     "InvalidSubscriberError",
     "InvalidTopicError",
+    "InvalidWalkError",
     "Matcher",
     "MatcherSnapshot",
     "ShareGroup",

@@ -46,12 +46,14 @@ topic or filter asked about.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from ._dialects import make_dialect, plain
-from ._errors import ComplexityError, InvalidPatternError, InvalidRuleError
+from ._errors import ComplexityError, ConfigurationError, InvalidPatternError, InvalidRuleError
+from ._typevars import Text
 from ._words import Tokens, pattern_matches
 
 __all__ = ["AccessRules"]
@@ -89,7 +91,12 @@ class AccessRules:
     False
     """
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: Text) -> None:
+        if not isinstance(text, str):
+            raise ConfigurationError(
+                f"AccessRules takes the text of an acl_file (a str), not {type(text).__name__}; "
+                "AccessRules.from_file reads one"
+            )
         self._users: dict[str | None, list[_Rule]] = {}
         self._patterns: list[_Rule] = []
         user: str | None = None
@@ -130,6 +137,8 @@ class AccessRules:
     @classmethod
     def from_file(cls, path: str | Path) -> AccessRules:
         """The rules of an acl_file (UTF-8)."""
+        if not isinstance(path, (str, Path)):
+            raise ConfigurationError(f"the path of an acl_file is a str or a Path, not {type(path).__name__}")
         return cls(Path(path).read_text(encoding="utf-8"))
 
     def __repr__(self) -> str:
@@ -137,37 +146,40 @@ class AccessRules:
         return f"<AccessRules topic rules={count} pattern rules={len(self._patterns)}>"
 
     # -- the three questions ------------------------------------------------------------------
-    def may_publish(self, topic: str, *, username: str | None, client_id: str) -> bool:
+    def may_publish(self, topic: Text, *, username: Text | None, client_id: Text) -> bool:
         """Whether the client may publish to ``topic`` (``write`` access)."""
-        return self._decide(topic, WRITE, username, client_id)
+        return self._decide(_MQTT.parse_topic(topic), WRITE, username, client_id)
 
-    def may_receive(self, topic: str, *, username: str | None, client_id: str) -> bool:
+    def may_receive(self, topic: Text, *, username: Text | None, client_id: Text) -> bool:
         """Whether a message on ``topic`` may be delivered to the client (``read`` access)."""
-        return self._decide(topic, READ, username, client_id)
+        return self._decide(_MQTT.parse_topic(topic), READ, username, client_id)
 
-    def may_subscribe(self, filter_: str, *, username: str | None, client_id: str) -> bool:
+    def may_subscribe(self, filter_: Text, *, username: Text | None, client_id: Text) -> bool:
         """Whether the client may subscribe to ``filter_``: only if one rule granting ``read``
         covers it and no ``deny`` rule that could apply overlaps it (module docstring).
         ``$share/<group>/<filter>`` is judged by its filter. Raises
         :class:`~topicmatch.InvalidPatternError` for an invalid filter."""
-        filter_ = plain(filter_)
-        _MQTT.parse_pattern(filter_)
-        if filter_.startswith("$share/"):
-            filter_ = filter_.split("/", 2)[2]
+        _MQTT.parse_pattern(filter_)  # its typed error first: an invalid filter, or not a str
+        text: str = plain(filter_)
+        if text.startswith("$share/"):
+            text = text.split("/", 2)[2]
         for group in self._groups(username, client_id):
             if group is None:
                 return False
             for access, rule, _tokens in group:
                 if access == 0:
-                    if _MQTT.overlaps(rule, filter_):
+                    if _MQTT.overlaps(rule, text):
                         return False
-                elif access & READ and _covers(rule, filter_):
+                elif access & READ and _covers(rule, text):
                     return True
         return False
 
     # -- the decision ------------------------------------------------------------------------
-    def _decide(self, topic: str, wanted: int, username: str | None, client_id: str) -> bool:
-        words = _MQTT.parse_topic(topic)
+    def _decide(
+        self, words: Sequence[str] | None, wanted: int, username: Text | None, client_id: Text
+    ) -> bool:
+        # The topic is parsed by the caller, the names checked by _groups: their typed errors come
+        # before anything would coerce them (docs/compiled.md).
         assert words is not None  # MQTT has no topic that matches nothing
         for group in self._groups(username, client_id):
             if group is None:
@@ -180,10 +192,15 @@ class AccessRules:
                         return True
         return False
 
-    def _groups(self, username: str | None, client_id: str) -> list[list[_Entry] | None]:
+    def _groups(self, username: Text | None, client_id: Text) -> list[list[_Entry] | None]:
         """The client's two lists of (access, filter, tokens), deny rules first in each: its topic rules,
         then the patterns with its names substituted; None in place of the patterns when a name
-        could widen them (Mosquitto then denies)."""
+        could widen them (Mosquitto then denies). Raises :class:`~topicmatch.ConfigurationError`
+        for a username that is not a str or None, or a client id that is not a str."""
+        if not (username is None or isinstance(username, str)):
+            raise ConfigurationError(f"username must be a str or None, not {type(username).__name__}")
+        if not isinstance(client_id, str):
+            raise ConfigurationError(f"client_id must be a str, not {type(client_id).__name__}")
         own = [(rule.access, rule.text, rule.tokens) for rule in self._users.get(username, [])]
         if not self._patterns:
             return [own]

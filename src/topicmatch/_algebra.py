@@ -262,7 +262,7 @@ def _words_to_try(node: Node, q: Tokens, j: int, depth: int, rules: TopicRules) 
     token = q[j]
     if isinstance(token, str):
         return [token] if rules.word_ok(token) else []
-    words: list[Symbol] = [w for w in node if rules.word_ok(w)]
+    words: list[Symbol] = [w for w in node.children if rules.word_ok(w)]
     words.append(_OTHER)
     if depth == 0 and rules.dollar_rule:
         words.append(_OTHER_DOLLAR)
@@ -271,7 +271,7 @@ def _words_to_try(node: Node, q: Tokens, j: int, depth: int, rules: TopicRules) 
 
 def _trie_step(root: Node, node: Node, word: Symbol, depth: int, rules: TopicRules) -> list[Node]:
     """The trie nodes one word leads to from ``node``, as the lookup walk (:func:`._walk.step`)."""
-    literal = node.get(word) if isinstance(word, str) else None
+    literal = node.children.get(word) if isinstance(word, str) else None
     dollar = word.dollar if isinstance(word, _Other) else word.startswith("$")
     if depth == 0 and rules.dollar_rule and dollar:
         # MQTT: a '$' first word takes the root's literal branch only (no '+' or '#' there).

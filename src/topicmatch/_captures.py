@@ -31,6 +31,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Generic, NamedTuple, TypeAlias, TypeVar
 
 from ._dialects import Dialect, make_dialect, plain
+from ._typevars import Text
 from ._words import HASH, STAR, Token, Tokens, pattern_matches
 
 __all__ = ["Capture", "Value", "capture", "captures_of"]
@@ -39,6 +40,10 @@ S = TypeVar("S", bound=Hashable)
 
 #: What one wildcard binds: a word for ``*``/``+``, the words for ``#``/``>``.
 Value: TypeAlias = "str | tuple[str, ...]"
+
+#: A dialect's name or a Dialect, checked by :func:`capture` itself (a constrained type variable,
+#: so that the compiled build raises the same typed error for anything else: docs/compiled.md).
+DialectArgument = TypeVar("DialectArgument", str, Dialect)
 
 _DIALECTS: dict[str, Dialect] = {}
 _START = (-1, -1)  # where the walk of _walk comes from
@@ -53,16 +58,18 @@ class Capture(NamedTuple, Generic[S]):
     subscribers: frozenset[S]
 
 
-def _dialect(dialect: str | Dialect) -> Dialect:
+def _dialect(dialect: DialectArgument) -> Dialect:
     if isinstance(dialect, Dialect):
         return dialect
+    if not isinstance(dialect, str):
+        return make_dialect(dialect)  # its ConfigurationError: not a dialect's name
     found = _DIALECTS.get(dialect)
     if found is None:
         found = _DIALECTS[dialect] = make_dialect(dialect)  # ConfigurationError if unknown
     return found
 
 
-def _slots(dialect: Dialect, pattern: str) -> tuple[Tokens, bool]:
+def _slots(dialect: Dialect, pattern: Text) -> tuple[Tokens, bool]:
     """The pattern's tokens in the order its text has them, and whether its last two tokens are
     NATS's ``>`` (one ``STAR`` and one ``HASH`` that bind one value together).
 
@@ -144,7 +151,12 @@ def _values(
     return tuple(values)
 
 
-def capture(pattern: str, topic: str, dialect: str | Dialect = "amqp") -> tuple[Value, ...] | None:
+def capture(
+    pattern: Text,
+    topic: Text,
+    # A str default of a variable constrained to str or Dialect: mypy wants it valid for both.
+    dialect: DialectArgument = "amqp",  # type: ignore[assignment]
+) -> tuple[Value, ...] | None:
     """The values the wildcards of ``pattern`` bind in ``topic``, or None if it does not match.
 
     ``dialect`` is a name (default limits) or a :class:`~topicmatch.Dialect`. Raises

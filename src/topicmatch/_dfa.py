@@ -31,6 +31,7 @@ import sys
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Final
 
+from ._errors import InvalidWalkError, shortened
 from ._index import EMPTY
 from ._walk import Node, step, subs_of, union_of
 
@@ -44,6 +45,9 @@ ENTRY_BYTES: Final = 64
 #: tests/test_bounds.py).
 _STATE_BYTES: Final = sys.getsizeof(object()) + 7 * 8 + 2 * (64 + 232)
 _sizeof = sys.getsizeof
+_ADVANCE_TAKES: Final = (
+    "BatchWalk.advance takes two sequences of the same length: states of the walk, and words (str)"
+)
 
 
 class _State:
@@ -92,13 +96,24 @@ class DFA:
 
     def advance_many(self, states: Sequence[_State], words: Sequence[str]) -> list[_State]:
         """The state after each ``(state, word)`` pair, learnt at once (for callers that walk
-        many topics at once and need a state for each: :class:`BatchWalk`)."""
-        step = self._step
+        many topics at once and need a state for each: :class:`BatchWalk`). Raises
+        :class:`~topicmatch.InvalidWalkError` for anything but two sequences of the same
+        length, of states and of words (str).
+
+        The methods are called on the objects, not bound to locals first: compiled, a method
+        called on a native object is a direct call, and a bound method kept in a local a call
+        through Python's protocol (as a call through any callable).
+        """
         out: list[_State] = []
-        append = out.append
-        for state, word in zip(states, words, strict=True):
-            nxt = state.next.get(word)  # a transition the DFA knows: one dict access
-            append(step(state, word) if nxt is None else nxt)
+        try:
+            for state, word in zip(states, words, strict=True):
+                nxt = state.next.get(word)  # a transition the DFA knows: one dict access
+                out.append(self._step(state, word) if nxt is None else nxt)
+        except (AttributeError, TypeError, ValueError):
+            # Not a state (compiled: refused as it is unpacked; interpreted: it has no ``next``),
+            # not a str (compiled: the same; interpreted: _step refuses it), or not as many
+            # words as states (zip's ValueError): the one typed error, whichever build runs.
+            raise InvalidWalkError(_ADVANCE_TAKES) from None
         return out
 
     def batch_walk(self) -> BatchWalk:
@@ -108,8 +123,13 @@ class DFA:
             walk = self.walk = BatchWalk(self)
         return walk
 
-    def subscribers(self, state: _State) -> frozenset[Hashable]:
-        """The subscribers of a topic whose walk ends in ``state``."""
+    def subscribers(self, state: object) -> frozenset[Hashable]:
+        """The subscribers of a topic whose walk ends in ``state`` (one of this DFA's states, else
+        :class:`~topicmatch.InvalidWalkError`)."""
+        if type(state) is not _State:
+            raise InvalidWalkError(
+                f"BatchWalk.subscribers takes a state of the walk, not {shortened(repr(state))}"
+            )
         subs = state.subs
         if subs is None:
             # The union is computed once per state, then every lookup ending here reuses it.
@@ -134,6 +154,8 @@ class DFA:
         ``otherwise``, found without building a set (benchmarks/worker_lookups.py: the cold pass
         of the pipeline benchmark's 100k x 10k case, docs/implementation.md).
         """
+        if not isinstance(word, str):  # (compiled, advance_many refused it as it unpacked it)
+            raise InvalidWalkError(_ADVANCE_TAKES)
         nodes = state.nodes
         if not nodes:
             return state  # dead: nothing can match any more
@@ -180,7 +202,7 @@ class DFA:
                 fixed[star] = None
                 if star.hash is not None:
                     fixed[star.hash] = None
-        return tuple(fixed), tuple(node for node in nodes if len(node))
+        return tuple(fixed), tuple(node.children for node in nodes if node.children)
 
     def _remember(self, state: _State, word: str, alive: dict[Node, None]) -> _State:
         """The state of the node set ``alive``, reached from ``state`` by ``word``."""

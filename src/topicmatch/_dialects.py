@@ -33,6 +33,7 @@ from typing import ClassVar, Final
 
 from ._algebra import TopicRules, covers, overlaps
 from ._errors import ConfigurationError, InvalidPatternError, InvalidTopicError, shortened
+from ._typevars import Count, Flag, Text
 from ._words import HASH, STAR, Token, Tokens, canonical, pattern_matches
 
 __all__ = ["DIALECTS", "AmqpDialect", "Dialect", "MqttDialect", "NatsDialect", "make_dialect"]
@@ -48,9 +49,10 @@ DEFAULT_LIMITS: Final[dict[str, tuple[int, int]]] = {
 }
 
 # Mosquitto's mosquitto_validate_utf8 rejects U+0000, control characters (C0 and C1), surrogates
-# and the Unicode non-characters, in topics and filters alike.
+# and the Unicode non-characters, in topics and filters alike. (The surrogates are made by chr():
+# a compiled module keeps its string constants in UTF-8, which cannot hold a lone surrogate.)
 _MQTT_BAD_CHAR = re.compile(
-    "[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff"
+    f"[\x00-\x1f\x7f-\x9f{chr(0xD800)}-{chr(0xDFFF)}\ufdd0-\ufdef\ufffe\uffff"
     + "".join(chr(plane << 16 | 0xFFFE) + chr(plane << 16 | 0xFFFF) for plane in range(1, 17))
     + "]"
 )
@@ -62,15 +64,10 @@ _NATS_WHITESPACE = re.compile(r"[ \t\r\n\f\v]")
 _NO_TOPIC_HAS_THIS_LEVEL: Final = "\x00$share"
 
 
-def plain(text: str) -> str:
+def plain(text: Text) -> Text:
     """A str subclass's value as a plain str (str() would call the subclass's __str__: 'T.STOCK'
     for an ``Enum`` member of ``str``); anything else unchanged, for a dialect to judge."""
     return text if type(text) is str or not isinstance(text, str) else str.__str__(text)
-
-
-def _mqtt_word_ok(word: str) -> bool:
-    """May an MQTT topic have this level? No wildcard character, nothing MQTT strings forbid."""
-    return "+" not in word and "#" not in word and _MQTT_BAD_CHAR.search(word) is None
 
 
 class Dialect:
@@ -80,6 +77,10 @@ class Dialect:
     holds what differs: its constants, the characters it rejects and its parsers. What they
     share (encoding and length checks, word limits, the pattern algebra) is here. Instances
     are immutable once made; build them with :func:`make_dialect`.
+
+    A pattern or topic a caller passes is typed :data:`~._typevars.Text`: a str to type
+    checkers, checked here at run time (anything else raises the typed error, in the compiled
+    build too: docs/compiled.md).
     """
 
     __slots__ = ("_ascii_safe_len", "max_bytes", "max_words", "pedantic")
@@ -112,18 +113,19 @@ class Dialect:
         return f"Dialect({self.name!r}, max_bytes={self.max_bytes}, max_words={self.max_words}{extra})"
 
     # -- checks shared by patterns and topics ---------------------------------------------
-    def topic_list(self, topics: Iterable[str]) -> list[str]:
+    def topic_list(self, topics: Iterable[Text]) -> list[Text]:
         """``topics`` as a list, for ``lookup_many``; :class:`InvalidTopicError` for one string
         (a str is an iterable of one-character topics: certainly a mistake) or a non-iterable."""
-        if type(topics) is list:
-            return topics
-        if isinstance(topics, str) or not isinstance(topics, Iterable):
+        given: object = topics  # anything a caller passed: checked here, compiled or not
+        if type(given) is list:
+            return given
+        if isinstance(given, str) or not isinstance(given, Iterable):
             raise InvalidTopicError(
                 self.name,
-                shortened(repr(topics)),
-                f"lookup_many takes an iterable of topics, not a {type(topics).__name__}",
+                shortened(repr(given)),
+                f"lookup_many takes an iterable of topics, not a {type(given).__name__}",
             )
-        return list(topics)
+        return list(given)
 
     def _check_text(self, text: object, error: type[InvalidPatternError | InvalidTopicError]) -> str:
         if type(text) is not str:
@@ -154,7 +156,7 @@ class Dialect:
             raise error(self.name, text, f"has {count} words; the limit is {self.max_words}")
 
     # -- patterns ----------------------------------------------------------------------------
-    def parse_pattern(self, pattern: str) -> Tokens:
+    def parse_pattern(self, pattern: Text) -> Tokens:
         """Validate a subscription pattern and return its canonical tokens.
 
         Raises :class:`InvalidPatternError` naming the dialect and the reason.
@@ -165,7 +167,7 @@ class Dialect:
         """The canonical tokens of a pattern whose text passed :meth:`_check_text`."""
         raise NotImplementedError
 
-    def matches(self, pattern: str, topic: str) -> bool:
+    def matches(self, pattern: Text, topic: Text) -> bool:
         """Whether ``topic`` matches ``pattern`` under this dialect's rules: one pair, no index
         (a :class:`~topicmatch.Matcher` answers for many patterns at once). O(len(pattern) x
         len(topic)) at worst, linear on ordinary patterns (:func:`._words.pattern_matches`).
@@ -180,7 +182,7 @@ class Dialect:
         return words is not None and pattern_matches(tokens, words, self.dollar_rule)
 
     # -- pattern algebra -------------------------------------------------------------------
-    def overlaps(self, p: str, q: str) -> bool:
+    def overlaps(self, p: Text, q: Text) -> bool:
         """Whether some valid topic is matched by both patterns (a message could reach the
         subscribers of both). Exact for this dialect: its wildcards, the words a topic may have,
         MQTT's ``$`` rule and shared subscriptions, ``max_words`` (:mod:`._algebra`). Raises
@@ -193,7 +195,7 @@ class Dialect:
         """
         return overlaps(self.parse_pattern(p), self.parse_pattern(q), self.topic_rules())
 
-    def covers(self, p: str, q: str) -> bool:
+    def covers(self, p: Text, q: Text) -> bool:
         """Whether every valid topic that ``q`` matches, ``p`` matches too (an ACL that allows
         ``p`` allows subscribing to ``q``; a client's ``q`` is redundant beside its ``p``). Exact
         for this dialect, as :meth:`overlaps`. Raises :class:`InvalidPatternError`, and
@@ -216,7 +218,7 @@ class Dialect:
         return True
 
     # -- topics --------------------------------------------------------------------------
-    def parse_topic(self, topic: str) -> list[str] | None:
+    def parse_topic(self, topic: Text) -> list[str] | None:
         """Validate a published topic and return its words, or None if it can match nothing.
 
         None happens only in NATS's non-pedantic mode, for a subject with an empty token, which
@@ -284,7 +286,7 @@ class AmqpDialect(Dialect):
     def topic_parser(self) -> Callable[[str], list[str] | None]:
         slow, safe, max_words = self.parse_topic, self._ascii_safe_len, self.max_words
 
-        def parse_amqp(topic: str) -> list[str] | None:
+        def parse_amqp(topic: Text) -> list[str] | None:
             if type(topic) is str and len(topic) <= safe and topic and topic.isascii():
                 words = topic.split(".")
                 if len(words) <= max_words:
@@ -311,7 +313,10 @@ class MqttDialect(Dialect):
         bad = _MQTT_BAD_CHAR.search(text)
         return None if bad is None else f"contains U+{ord(bad.group()):04X}, not allowed in MQTT strings"
 
-    _word_ok = staticmethod(_mqtt_word_ok)
+    @staticmethod
+    def _word_ok(word: str) -> bool:
+        """May an MQTT topic have this level? No wildcard character, nothing MQTT strings forbid."""
+        return "+" not in word and "#" not in word and _MQTT_BAD_CHAR.search(word) is None
 
     def _tokens(self, pattern: str) -> Tokens:
         bad = InvalidPatternError
@@ -354,7 +359,7 @@ class MqttDialect(Dialect):
     def topic_parser(self) -> Callable[[str], list[str] | None]:
         slow, safe, max_words = self.parse_topic, self._ascii_safe_len, self.max_words
 
-        def parse_mqtt(topic: str) -> list[str] | None:
+        def parse_mqtt(topic: Text) -> list[str] | None:
             if (
                 type(topic) is str
                 and len(topic) <= safe
@@ -426,7 +431,7 @@ class NatsDialect(Dialect):
             self.pedantic,
         )
 
-        def parse_nats(topic: str) -> list[str] | None:
+        def parse_nats(topic: Text) -> list[str] | None:
             if (
                 type(topic) is str
                 and len(topic) <= safe
@@ -453,22 +458,36 @@ DIALECTS: Final = tuple(_CLASSES)
 
 
 def make_dialect(
-    name: str, *, max_bytes: int | None = None, max_words: int | None = None, pedantic: bool = False
+    name: Text,
+    *,
+    max_bytes: Count | None = None,
+    max_words: Count | None = None,
+    pedantic: Flag = False,
 ) -> Dialect:
     """Build a :class:`Dialect` by name, with the default limits unless overridden.
 
     >>> make_dialect("mqtt").parse_pattern("sensors/+/temp")
     ('sensors', <*>, 'temp')
     """
-    if name not in _CLASSES:
+    if not isinstance(name, str) or name not in _CLASSES:  # (a list is no key: checked first)
         raise ConfigurationError(f"unknown dialect {name!r}; choose one of {', '.join(DIALECTS)}")
     default_bytes, default_words = DEFAULT_LIMITS[name]
-    max_bytes = default_bytes if max_bytes is None else max_bytes
-    max_words = default_words if max_words is None else max_words
-    if not isinstance(max_bytes, int) or max_bytes < 1:
-        raise ConfigurationError(f"max_bytes must be a positive int, not {max_bytes!r}")
-    if not isinstance(max_words, int) or max_words < 1:
-        raise ConfigurationError(f"max_words must be a positive int, not {max_words!r}")
-    if pedantic and name != "nats":
+    strict: object = pedantic  # checked here, compiled or not
+    if not isinstance(strict, bool):
+        raise ConfigurationError(f"pedantic must be True or False, not {strict!r}")
+    if strict and name != "nats":
         raise ConfigurationError("pedantic applies to the nats dialect only")
-    return _CLASSES[name](max_bytes, max_words, pedantic)
+    return _CLASSES[name](
+        _positive(max_bytes, default_bytes, "max_bytes"),
+        _positive(max_words, default_words, "max_words"),
+        strict,
+    )
+
+
+def _positive(value: object, default: int, name: str) -> int:
+    """``value`` if a positive int, ``default`` if None; else :class:`ConfigurationError`."""
+    if value is None:
+        return default
+    if not isinstance(value, int) or value < 1:
+        raise ConfigurationError(f"{name} must be a positive int, not {value!r}")
+    return value

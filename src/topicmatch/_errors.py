@@ -9,6 +9,7 @@ clause catches them all::
      +-- UnknownTopicError(LookupError)     inverted_bitmap: topic outside the declared topic space
      +-- InvalidSubscriberError(TypeError)  a subscriber that is not hashable
      +-- InvalidPairError(TypeError)        subscribe_many/unsubscribe_many: not (pattern, subscriber) pairs
+     +-- InvalidWalkError(TypeError)        BatchWalk: not its states, words that are not str
      +-- ComplexityError(ValueError)        Dialect.covers: patterns too hostile to compare within its budget
      +-- ConfigurationError(ValueError)     unknown algorithm or dialect, bad limit, misused option
      +-- InvalidRuleError(ValueError)       AccessRules: a line of an acl_file Mosquitto would not load
@@ -27,6 +28,7 @@ __all__ = [
     "InvalidRuleError",
     "InvalidSubscriberError",
     "InvalidTopicError",
+    "InvalidWalkError",
     "TopicMatchError",
     "UnknownTopicError",
 ]
@@ -99,6 +101,12 @@ class InvalidPairError(TopicMatchError, TypeError):
     """``subscribe_many`` or ``unsubscribe_many`` given something other than an iterable of
     (pattern, subscriber) pairs: not iterable, one string, a mapping, or an element that is not
     a pair."""
+
+
+class InvalidWalkError(TopicMatchError, TypeError):
+    """A :class:`~topicmatch.BatchWalk` given what it does not walk: ``advance`` given something
+    other than two sequences of the same length, states of this walk and words (str);
+    ``subscribers`` given something other than one of its states."""
 
 
 class ComplexityError(TopicMatchError, ValueError):

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, Generic, cast
 
 from ._by_subscriber import BySubscriber
 from ._cache import ResultCache
@@ -33,21 +33,15 @@ from ._inverted_bitmap import InvertedBitmapIndex
 from ._naive import NaiveIndex
 from ._optimized_bitmap import OptimizedBitmapIndex
 from ._trie import TrieIndex
+from ._typevars import Count, Flag, S, Text
 from ._walk import Unions
 from ._words import Tokens
 
 __all__ = ["ALGORITHMS", "DEFAULT_CACHE_BYTES", "DEFAULT_CACHE_SIZE", "Matcher", "MatcherSnapshot"]
 
 if TYPE_CHECKING:
-    # The subscriber type: Matcher[str] returns frozenset[str]; a bare Matcher is Matcher[Hashable].
-    from typing_extensions import TypeVar as _TypeVarWithDefault
-
     from ._captures import Capture  # Matcher.captures
     from ._dfa import BatchWalk
-
-    S = _TypeVarWithDefault("S", bound=Hashable, default=Hashable)
-else:  # typing.TypeVar takes a default from Python 3.13 on
-    S = TypeVar("S", bound=Hashable)
 
 _INDEXES: Final[dict[str, type[Index]]] = {
     "naive": NaiveIndex,
@@ -75,7 +69,7 @@ class _Reader(Generic[S]):
 
     _index: Index
     _dialect: Dialect
-    _parse_topic: Callable[[str], list[str] | None]
+    _parse_topic: Callable[[Text], list[str] | None]
     _cache: ResultCache | None
 
     @property
@@ -83,7 +77,7 @@ class _Reader(Generic[S]):
         """The dialect's name: ``"amqp"``, ``"mqtt"`` or ``"nats"``."""
         return self._dialect.name
 
-    def lookup(self, topic: str) -> frozenset[S]:
+    def lookup(self, topic: Text) -> frozenset[S]:
         """The subscribers of every pattern that matches ``topic``.
 
         O(words x wildcard branches alive) for the walk, plus the result's union; a topic the
@@ -137,7 +131,7 @@ class _Reader(Generic[S]):
                 admission.expire()
         return result  # type: ignore[return-value]
 
-    def lookup_many(self, topics: Iterable[str]) -> list[frozenset[S]]:
+    def lookup_many(self, topics: Iterable[Text]) -> list[frozenset[S]]:
         """``[lookup(t) for t in topics]``, faster: each distinct topic is matched once, and on
         the default, a run of topics its cache holds is read by one C loop. Raises what
         :meth:`lookup` raises, at the first bad topic."""
@@ -154,7 +148,7 @@ class _Reader(Generic[S]):
                     found = [lookup(topic) for topic in chunk]
                 out += found  # type: ignore[arg-type]
             return out
-        seen: dict[str, frozenset[S]] = {}
+        seen: dict[Text, frozenset[S]] = {}
         get = seen.get
         for topic in topics:
             try:
@@ -174,7 +168,7 @@ class _Reader(Generic[S]):
         after :meth:`Matcher.snapshot`."""
         return {pattern: cast("frozenset[S]", subs) for pattern, _tokens, subs in self._index.items()}
 
-    def overlapping(self, pattern: str) -> dict[str, frozenset[S]]:
+    def overlapping(self, pattern: Text) -> dict[str, frozenset[S]]:
         """The subscriptions that could receive a message together with ``pattern``: those whose
         pattern overlaps it (:meth:`Dialect.overlaps <topicmatch.Dialect.overlaps>`), as
         ``{pattern: frozenset(subscribers)}``. On the trie and the default a walk of the
@@ -261,15 +255,15 @@ class Matcher(_Reader[S]):
 
     def __init__(
         self,
-        algorithm: str = "default",
-        dialect: str = "amqp",
+        algorithm: Text = "default",
+        dialect: Text = "amqp",
         *,
-        pedantic: bool = False,
-        max_bytes: int | None = None,
-        max_words: int | None = None,
-        cache_size: int | None = None,
-        cache_bytes: int | None = None,
-        topics: Iterable[str] | None = None,
+        pedantic: Flag = False,
+        max_bytes: Count | None = None,
+        max_words: Count | None = None,
+        cache_size: Count | None = None,
+        cache_bytes: Count | None = None,
+        topics: Iterable[Text] | None = None,
     ) -> None:
         _require_gil()
         if algorithm not in ALGORITHMS:
@@ -280,18 +274,22 @@ class Matcher(_Reader[S]):
         self._parse_topic = self._dialect.topic_parser()
         self.algorithm = algorithm
         dollar = self._dialect.dollar_rule
-        if cache_size is None:
-            cache_size = DEFAULT_CACHE_SIZE if algorithm == "default" else 0
-        if not isinstance(cache_size, int) or cache_size < 0:
-            raise ConfigurationError(f"cache_size must be an int >= 0, not {cache_size!r}")
-        if cache_bytes is None:
-            cache_bytes = DEFAULT_CACHE_BYTES
-        elif algorithm != "default" and not cache_size:
+        # Checked on values typed as whatever a caller passed, so that the compiled build raises
+        # these errors too (docs/compiled.md).
+        size: object = cache_size
+        if size is None:
+            size = DEFAULT_CACHE_SIZE if algorithm == "default" else 0
+        if not isinstance(size, int) or size < 0:
+            raise ConfigurationError(f"cache_size must be an int >= 0, not {size!r}")
+        budget: object = cache_bytes
+        if budget is None:
+            budget = DEFAULT_CACHE_BYTES
+        elif algorithm != "default" and not size:
             raise ConfigurationError(
                 f"cache_bytes= bounds what the default (or a result cache) keeps; {algorithm} keeps nothing"
             )
-        if not isinstance(cache_bytes, int) or cache_bytes < 0:
-            raise ConfigurationError(f"cache_bytes must be an int >= 0, not {cache_bytes!r}")
+        if not isinstance(budget, int) or budget < 0:
+            raise ConfigurationError(f"cache_bytes must be an int >= 0, not {budget!r}")
         if algorithm == "inverted_bitmap":
             if topics is None:
                 raise ConfigurationError("inverted_bitmap needs its topic space: Matcher(..., topics=[...])")
@@ -301,12 +299,12 @@ class Matcher(_Reader[S]):
         elif algorithm == "default":
             # The trie, the fastest correct algorithm on every workload measured, with a memo of
             # its unions (and the result cache below): docs/implementation.md says why.
-            self._index = TrieIndex(dollar, Unions(cache_bytes // 3), dfa_bytes=cache_bytes // 3)
+            self._index = TrieIndex(dollar, Unions(budget // 3), dfa_bytes=budget // 3)
         else:
             self._index = _INDEXES[algorithm](dollar)
         self._cache = None
-        if cache_size:
-            self._cache = ResultCache(cache_size, cache_bytes // 3, self._parse_topic, dollar)
+        if size:
+            self._cache = ResultCache(size, budget // 3, self._parse_topic, dollar)
         self._writes = threading.Lock()
         self._by_subscriber = BySubscriber()
 
@@ -323,7 +321,7 @@ class Matcher(_Reader[S]):
     # Writers serialise on self._writes, so that the index and the subscriber index change
     # together; readers never take it.
 
-    def subscribe(self, pattern: str, subscriber: S) -> bool:
+    def subscribe(self, pattern: Text, subscriber: S) -> bool:
         """Subscribe ``subscriber`` to ``pattern``; True if the pair is new (idempotent).
 
         O(words) on the trie and the default, whatever the pattern or its trie node already holds
@@ -369,7 +367,7 @@ class Matcher(_Reader[S]):
                         for subscriber in subscribers:
                             by_subscriber.add(subscriber, pattern)
 
-    def unsubscribe(self, pattern: str, subscriber: S) -> bool:
+    def unsubscribe(self, pattern: Text, subscriber: S) -> bool:
         """Remove the pair; True if it existed. An unknown pair changes nothing and is no error.
 
         An invalid pattern still raises :class:`~topicmatch.InvalidPatternError`: it cannot have
@@ -485,15 +483,16 @@ class Matcher(_Reader[S]):
             group[1].add(subscriber)
         return [(pattern, tokens, frozenset(subs)) for pattern, (tokens, subs) in groups.items()]
 
-    def extend_topic_space(self, topics: Iterable[str]) -> int:
+    def extend_topic_space(self, topics: Iterable[Text]) -> int:
         """inverted_bitmap only: add topics to the topic space; returns how many were new."""
         if not isinstance(self._index, InvertedBitmapIndex):
             raise ConfigurationError(f"{self.algorithm} has no topic space to extend")
         return self._index.extend(self._parse_space(topics))
 
-    def _parse_space(self, topics: Iterable[str]) -> list[tuple[str, list[str]]]:
-        if isinstance(topics, str) or not isinstance(topics, Iterable):
-            raise ConfigurationError(f"topics= takes an iterable of topics, not a {type(topics).__name__}")
+    def _parse_space(self, topics: Iterable[Text]) -> list[tuple[Text, list[str]]]:
+        given: object = topics  # checked here, compiled or not
+        if isinstance(given, str) or not isinstance(given, Iterable):
+            raise ConfigurationError(f"topics= takes an iterable of topics, not a {type(given).__name__}")
         space = []
         for topic in topics:
             words = self._dialect.parse_topic(topic)
@@ -508,7 +507,7 @@ class Matcher(_Reader[S]):
         return MatcherSnapshot(self._index.snapshot(), self._dialect)
 
     # -- captures: a separate block, the one addition of topicmatch._captures to this module ------
-    def captures(self, topic: str) -> list[Capture[S]]:
+    def captures(self, topic: Text) -> list[Capture[S]]:
         """Each pattern that ``topic`` matches, with what each of its wildcards bound and its
         subscribers, sorted by pattern: for routers that dispatch to handlers
         (:mod:`topicmatch._captures` defines the values: a word for ``*``/``+``, a tuple of

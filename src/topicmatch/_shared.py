@@ -36,7 +36,8 @@ from collections.abc import Hashable, Iterable
 from typing import Final, Generic, NamedTuple, TypeVar
 
 from ._dialects import make_dialect, plain
-from ._errors import ConfigurationError, InvalidPatternError
+from ._errors import ConfigurationError, InvalidPatternError, InvalidSubscriberError, InvalidTopicError
+from ._typevars import Count, Text
 
 __all__ = ["POLICIES", "ShareGroup", "SharedGroups"]
 
@@ -54,7 +55,7 @@ class ShareGroup(NamedTuple):
     filter: str
 
     @classmethod
-    def of(cls, shared_filter: str) -> ShareGroup:
+    def of(cls, shared_filter: Text) -> ShareGroup:
         """The key of ``$share/<name>/<filter>``; :class:`~topicmatch.InvalidPatternError` for
         a filter the mqtt dialect rejects or one that is not shared.
 
@@ -71,6 +72,12 @@ class ShareGroup(NamedTuple):
         return cls(name, filter_)
 
 
+#: A group's key, checked by the method that takes it: a ShareGroup to type checkers, and a
+#: constrained type variable so that the compiled build raises the same typed error for anything
+#: else (docs/compiled.md; both constraints are ShareGroup: a constrained type variable takes two).
+Key = TypeVar("Key", ShareGroup, ShareGroup)
+
+
 class SharedGroups(Generic[C]):
     """The members of each shared subscription, and the choice of one per message.
 
@@ -83,9 +90,10 @@ class SharedGroups(Generic[C]):
     [['auditor', 'w1'], ['auditor', 'w2'], ['auditor', 'w1']]
     """
 
-    def __init__(self, policy: str = "round_robin", *, seed: int | None = None) -> None:
+    def __init__(self, policy: Text = "round_robin", *, seed: Count | None = None) -> None:
         if policy not in POLICIES:
             raise ConfigurationError(f"unknown share policy {policy!r}; choose one of {', '.join(POLICIES)}")
+        _check_seed(seed)
         self.policy = policy
         self._members: dict[ShareGroup, list[C]] = {}
         self._next: dict[ShareGroup, int] = {}  # round_robin: the index of the next member
@@ -95,7 +103,7 @@ class SharedGroups(Generic[C]):
         """The number of groups with at least one member."""
         return len(self._members)
 
-    def join(self, shared_filter: str, member: C) -> ShareGroup:
+    def join(self, shared_filter: Text, member: C) -> ShareGroup:
         """Add ``member`` to the group of ``shared_filter`` (``$share/<name>/<filter>``) and
         return the group's key, to subscribe in the matcher under ``shared_filter``. Joining
         twice changes nothing. Raises :class:`~topicmatch.InvalidPatternError` (see
@@ -106,7 +114,7 @@ class SharedGroups(Generic[C]):
             members.append(member)
         return key
 
-    def leave(self, shared_filter: str, member: C) -> bool:
+    def leave(self, shared_filter: Text, member: C) -> bool:
         """Remove ``member`` from the group; True if the group is now empty (the caller then
         unsubscribes the key from its matcher)."""
         key = ShareGroup.of(shared_filter)
@@ -125,13 +133,18 @@ class SharedGroups(Generic[C]):
         self._next[key] = turn % len(members)
         return False
 
-    def members(self, key: ShareGroup) -> list[C]:
+    def members(self, key: Key) -> list[C]:
         """The members of a group, in the order they joined (empty for an unknown group)."""
+        _check_key(key)
         return list(self._members.get(key, ()))
 
-    def choose(self, key: ShareGroup, topic: str) -> C | None:
+    def choose(self, key: Key, topic: Text) -> C | None:
         """The member of group ``key`` that receives a message on ``topic``, by the policy;
-        None if the group has no member."""
+        None if the group has no member. Raises :class:`~topicmatch.InvalidSubscriberError` for a
+        key that is not a :class:`ShareGroup`, :class:`~topicmatch.InvalidTopicError` for a topic
+        that is not a str."""
+        _check_key(key)
+        _check_topic(topic)
         members = self._members.get(key)
         if not members:
             return None
@@ -143,11 +156,21 @@ class SharedGroups(Generic[C]):
             return self._random.choice(members)
         return members[zlib.crc32(topic.encode("utf-8")) % len(members)]
 
-    def deliver(self, topic: str, subscribers: Iterable[S | ShareGroup]) -> list[S | C]:
+    def deliver(self, topic: Text, subscribers: Iterable[S | ShareGroup]) -> list[S | C]:
         """A lookup's result with each group key replaced by the member chosen for ``topic``:
-        the recipients of the message, each plain subscriber and one member per group."""
+        the recipients of the message, each plain subscriber and one member per group. Raises
+        :class:`~topicmatch.InvalidTopicError` for a topic that is not a str,
+        :class:`~topicmatch.InvalidSubscriberError` if ``subscribers`` is not iterable."""
+        _check_topic(topic)
+        try:
+            found = iter(subscribers)
+        except TypeError:
+            raise InvalidSubscriberError(
+                "deliver takes a lookup's result (an iterable of subscribers), "
+                f"not {type(subscribers).__name__}"
+            ) from None
         out: list[S | C] = []
-        for subscriber in subscribers:
+        for subscriber in found:
             if type(subscriber) is ShareGroup:
                 chosen = self.choose(subscriber, topic)
                 if chosen is not None:
@@ -155,3 +178,20 @@ class SharedGroups(Generic[C]):
             else:
                 out.append(subscriber)  # type: ignore[arg-type]
         return out
+
+
+def _check_key(key: object) -> None:
+    if type(key) is not ShareGroup:
+        raise InvalidSubscriberError(
+            f"a share group's key is a ShareGroup (SharedGroups.join returns it), not {type(key).__name__}"
+        )
+
+
+def _check_topic(topic: object) -> None:
+    if not isinstance(topic, str):
+        raise InvalidTopicError("mqtt", repr(topic), f"must be a str, not {type(topic).__name__}")
+
+
+def _check_seed(seed: object) -> None:
+    if not (seed is None or (isinstance(seed, int) and not isinstance(seed, bool))):
+        raise ConfigurationError(f"seed must be an int or None, not {seed!r}")

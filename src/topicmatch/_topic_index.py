@@ -24,6 +24,7 @@ from typing import Final, Generic, TypeVar
 
 from ._dialects import make_dialect, plain
 from ._topic_trie import TopicTrie
+from ._typevars import Count, Flag, Text
 from ._words import HASH, Tokens, pattern_matches
 
 __all__ = ["WALK_FLOOR", "WALK_SHARE", "TopicIndex"]
@@ -63,11 +64,11 @@ class TopicIndex(Generic[V]):
 
     def __init__(
         self,
-        dialect: str = "amqp",
+        dialect: Text = "amqp",
         *,
-        pedantic: bool = False,
-        max_bytes: int | None = None,
-        max_words: int | None = None,
+        pedantic: Flag = False,
+        max_bytes: Count | None = None,
+        max_words: Count | None = None,
     ) -> None:
         self._dialect = make_dialect(dialect, max_bytes=max_bytes, max_words=max_words, pedantic=pedantic)
         self._trie = TopicTrie()
@@ -83,7 +84,7 @@ class TopicIndex(Generic[V]):
         """(node, position) pairs the last :meth:`match` visited: its cost, for tests."""
         return self._trie.last_walk
 
-    def set(self, topic: str, value: V) -> bool:
+    def set(self, topic: Text, value: V) -> bool:
         """Store ``value`` under ``topic``; True if the topic is new (else the value is replaced)."""
         words = self._dialect.parse_topic(topic)
         topic = plain(topic)
@@ -98,7 +99,7 @@ class TopicIndex(Generic[V]):
                     self._trie.add(topic, words)
             return new
 
-    def discard(self, topic: str) -> bool:
+    def discard(self, topic: Text) -> bool:
         """Forget ``topic``; True if it was stored. Prunes the branches it leaves empty."""
         self._dialect.parse_topic(topic)
         topic = plain(topic)
@@ -109,13 +110,13 @@ class TopicIndex(Generic[V]):
             self._unmatchable.discard(topic)
             return True
 
-    def get(self, topic: str, default: V | None = None) -> V | None:
+    def get(self, topic: Text, default: V | None = None) -> V | None:
         """The value stored under ``topic``, or ``default``."""
         self._dialect.parse_topic(topic)
         with self._lock:
             return self._values.get(plain(topic), default)
 
-    def match(self, pattern: str) -> dict[str, V]:
+    def match(self, pattern: Text) -> dict[str, V]:
         """``{topic: value}`` of every stored topic ``pattern`` matches (module docstring)."""
         tokens = self._dialect.parse_pattern(pattern)
         dollar = self._dialect.dollar_rule and bool(tokens) and type(tokens[0]) is not str

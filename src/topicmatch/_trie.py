@@ -126,7 +126,7 @@ class TrieIndex(Index):
         while i < n:
             token = tokens[i]
             # node.child(token), inlined: writes walk every level of the pattern.
-            nxt = node.star if token is STAR else node.hash if token is HASH else node.get(token)
+            nxt = node.star if token is STAR else node.hash if token is HASH else node.children.get(token)
             if nxt is None:
                 break
             node = nxt
@@ -152,7 +152,7 @@ class TrieIndex(Index):
             self._version += 1  # odd before the publishing store (and _inner_hash, read by lookups)
             # Raised before the link: a lookup must never take the leaf walk through the new
             # branch's inner '#' (see __init__).
-            self._inner_hash += tokens[i:-1].count(HASH) + (node.is_hash and not len(node))
+            self._inner_hash += tokens[i:-1].count(HASH) + (node.is_hash and not node.children)
             node.link(tokens[i], head)
         self._version += 1  # even after it
         self._count += added
@@ -167,7 +167,7 @@ class TrieIndex(Index):
         node = self._root
         path: list[Node] = [node]
         for token in tokens:
-            nxt = node.star if token is STAR else node.hash if token is HASH else node.get(token)
+            nxt = node.star if token is STAR else node.hash if token is HASH else node.children.get(token)
             if nxt is None:
                 return 0
             path.append(nxt)
@@ -189,7 +189,7 @@ class TrieIndex(Index):
                 break
             parent = path[depth - 1]
             parent.link(tokens[depth - 1], None)
-            if parent.is_hash and not len(parent):
+            if parent.is_hash and not parent.children:
                 self._inner_hash -= 1
         self._version += 1  # even after the last store
         return removed
@@ -208,7 +208,7 @@ class TrieIndex(Index):
             node = self._root = node.copy_for(gen)
         path = [node]
         for token in tokens[:depth]:
-            child = node.star if token is STAR else node.hash if token is HASH else node[token]
+            child = node.star if token is STAR else node.hash if token is HASH else node.children[token]
             assert child is not None, "the caller walked this path"
             if child.gen is not gen:
                 child = child.copy_for(gen)
@@ -281,7 +281,7 @@ class TrieIndex(Index):
             node, prefix = stack.pop()
             for pattern, subs in node.patterns():
                 out.append((pattern, prefix, subs))
-            for word, child in node.items():
+            for word, child in node.children.items():
                 stack.append((child, (*prefix, word)))
             if node.star is not None:
                 stack.append((node.star, (*prefix, STAR)))

@@ -1,6 +1,6 @@
 """The trie's node and its lookup walks, shared by the trie and the DFA run over it.
 
-Layout: a node is the dict of its literal children, with one ``star`` child (the ``*``/``+``
+Layout: a node holds the dict of its literal children, one ``star`` child (the ``*``/``+``
 branch) and one ``hash`` child (the ``#`` branch), plus the subscribers of the patterns that end
 there.
 Wildcards live in their own slots rather than under a key in the dict, so a published word that
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from sys import intern
-from types import MappingProxyType
 from typing import Any, Final
 
 from ._governor import Governor
@@ -43,11 +42,32 @@ __all__ = [
 ]
 
 
+class _ReadOnlyEmpty(dict[str, Any]):
+    """The type of :data:`NO_PATTERNS` and :data:`NO_CHILDREN`: an empty dict that refuses to
+    be stored into, so that a writer that added to a shared table instead of replacing it
+    would raise rather than give every node sharing it the entry. A dict (of a subclass) rather
+    than a ``MappingProxyType``, so that the node's fields are typed as what they hold; a
+    lookup reads it as a dict (a compiled ``get`` on it is the dict's own)."""
+
+    __slots__ = ()
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        raise TypeError("a shared empty table of the trie is read-only")
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        raise TypeError("a shared empty table of the trie is read-only")
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a shared empty table of the trie is read-only")
+
+
 #: The ``by_pattern`` of every node that has no pattern (most inner nodes): one shared, read-only
-#: empty mapping instead of a dict per node. :meth:`Node.add` replaces it before adding; a writer
-#: that added to it instead would get a TypeError, not give every such node its pattern. (Typed
-#: as the dict it stands for: writers only read it, and ``add`` replaces it by identity.)
-NO_PATTERNS: Final[dict[str, Any]] = MappingProxyType({})  # type: ignore[assignment]
+#: empty table instead of a dict per node. :meth:`Node.add` replaces it before adding.
+NO_PATTERNS: Final[dict[str, Any]] = _ReadOnlyEmpty()
+#: The ``children`` of every node that has no literal child (every leaf): one shared, read-only
+#: empty table. :meth:`Node.link` replaces it before linking a child, and puts it back when
+#: the last child goes.
+NO_CHILDREN: Final[dict[str, Any]] = _ReadOnlyEmpty()
 
 #: How a walk unites the sets it gathered: :func:`union_of`, or a trie's :meth:`Unions.of`.
 Union = Callable[[list[frozenset[Hashable]]], frozenset[Hashable]]
@@ -57,17 +77,16 @@ Union = Callable[[list[frozenset[Hashable]]], frozenset[Hashable]]
 SMALL: Final = 64
 
 
-class Node(dict[str, "Node"]):
+class Node:
     """A trie node: literal children, the ``*`` and ``#`` children, the subscribers ending here.
 
-    The node *is* the dict of its literal children (word -> node): a lookup's step reads the
-    node and its table, not a node, then a dict object, then its table. The walk is bound by
-    memory reads on large tables; this object fewer per step and per node (64 bytes), with the
-    interned words of :meth:`link` and the shared :data:`NO_PATTERNS`, took the trie from
-    1.6-1.7x paho-mqtt to 1.9-2.0x on the matrix's distinct-topics rows (``benchmarks/paho_bound.py``;
-    CHANGELOG.md, "Performance history"). A node is otherwise an object like any other:
-    hashed and compared by identity, as the DFA's sets of nodes need; its truth value is a
-    dict's, so code tests ``is None``, never a node's truth.
+    ``children`` is the dict of literal children (word -> node), shared with every other node
+    that has none (:data:`NO_CHILDREN`, so a leaf holds no dict of its own); ``star`` and
+    ``hash`` the wildcard children. A plain class with slots, hashed and compared by identity
+    (as the DFA's sets of nodes need), so that compiled, it is a native class whose fields a
+    lookup's step reads straight from the object: the walk of distinct topics ran 1.8x as fast
+    compiled as interpreted this way, and 0.9x as a subclass of ``dict`` (the node as its own
+    dict of children, which interpreted saves a step per word: docs/compiled.md).
 
     Readers look at ``subs``: the union of the subscribers of the patterns that end here, a
     frozenset replaced whole on every change, or None for a big node (more than :data:`SMALL`
@@ -81,6 +100,7 @@ class Node(dict[str, "Node"]):
 
     __slots__ = (
         "by_pattern",
+        "children",
         "counts",
         "gen",
         "hash",
@@ -92,14 +112,8 @@ class Node(dict[str, "Node"]):
         "view",
     )
 
-    # Identity, as object's (dict's would compare children): the C functions themselves, so
-    # hashing a node costs what hashing any object does.
-    __hash__ = object.__hash__  # type: ignore[assignment]
-    __eq__ = object.__eq__
-    __ne__ = object.__ne__
-
     def __init__(self, is_hash: bool = False, gen: object = None) -> None:
-        # No dict.__init__: dict.__new__ made the node an empty dict already.
+        self.children: dict[str, Node] = NO_CHILDREN
         self.gen = gen  # the trie generation that may change this node in place (see copy_for)
         self.star: Node | None = None
         self.hash: Node | None = None
@@ -119,7 +133,8 @@ class Node(dict[str, "Node"]):
         the patterns' sets of a big node, ``counts``) are copied; the frozensets are shared.
         """
         new = Node(self.is_hash, gen)
-        new.update(self)
+        if self.children:
+            new.children = dict(self.children)
         new.star, new.hash = self.star, self.hash
         if self.by_pattern:
             new.by_pattern = {p: s if type(s) is frozenset else set(s) for p, s in self.by_pattern.items()}
@@ -135,17 +150,23 @@ class Node(dict[str, "Node"]):
         elif token is HASH:
             self.hash = node
         elif node is None:
-            del self[token]
+            children = self.children
+            del children[token]
+            if not children:
+                self.children = NO_CHILDREN  # a leaf again: its dict goes
         else:
+            children = self.children
+            if children is NO_CHILDREN:
+                children = self.children = {}
             # Interned: every node's key for a word is then one shared string, which stays in
             # the CPU's cache, instead of a string of its own per node that a lookup's probe
             # reads from memory (a dict compares the key's stored hash and text). Measured on
             # the matrix's distinct-topics row: CHANGELOG.md, "Performance history". Interned
             # strings are mortal: they go with the last node using them.
-            self[intern(token)] = node
+            children[intern(token)] = node
 
     def is_empty(self) -> bool:
-        return not self.by_pattern and not len(self) and self.star is None and self.hash is None
+        return not self.by_pattern and not self.children and self.star is None and self.hash is None
 
     # -- writers (the trie's lock held) ---------------------------------------------------
     def add(self, pattern: str, subscribers: frozenset[Hashable], small: int = SMALL) -> int:
@@ -281,7 +302,7 @@ def step(alive: Iterable[Node], word: str, dollar_root: Node | None = None) -> d
     """
     out: dict[Node, None] = {}
     if dollar_root is not None:
-        child = dollar_root.get(word)
+        child = dollar_root.children.get(word)
         if child is not None:
             out[child] = None
             if child.hash is not None:
@@ -290,7 +311,7 @@ def step(alive: Iterable[Node], word: str, dollar_root: Node | None = None) -> d
     for node in alive:
         if node.is_hash:
             out[node] = None
-        child = node.get(word)
+        child = node.children.get(word)
         if child is not None:
             out[child] = None
             if child.hash is not None:
@@ -502,7 +523,7 @@ def finish_leaves(
     if len(frontier) == 1:
         node = frontier[0]
         for word in rest:
-            child = node.get(word)
+            child = node.children.get(word)
             star = node.star
             if star is None:
                 if child is None:
@@ -525,7 +546,7 @@ def finish_leaves(
     for word in rest:
         nxt: list[Node] = []
         for node in frontier:
-            child = node.get(word)
+            child = node.children.get(word)
             if child is not None:
                 nxt.append(child)
                 if child.hash is not None:
@@ -559,7 +580,7 @@ def walk_leaves(
     found: list[frozenset[Hashable]] = []
     if dollar_rule and words and words[0][:1] == "$":
         # MQTT's '$' rule: no wildcard at the first level; only the literal branch.
-        child = root.get(words[0])
+        child = root.children.get(words[0])
         if child is None:
             return EMPTY
         if child.hash is not None:

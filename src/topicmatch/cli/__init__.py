@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TextIO
 
-from .. import ALGORITHMS, DIALECTS, Matcher, TopicMatchError, __version__
+from .. import ALGORITHMS, BUILD, DIALECTS, Matcher, TopicMatchError, __version__
 from .._commandline import UsageError
 from .._pair_files import LISTED, dialect_warning, invalid_patterns, read_pairs
 from . import _bench, _pipeline
@@ -40,7 +40,8 @@ def _build_parser() -> argparse.ArgumentParser:
         prog="topicmatch",
         description="Fast, correct topic matching with AMQP, MQTT and NATS wildcards.",
     )
-    parser.add_argument("--version", action="version", version=f"topicmatch {__version__}")
+    core = "compiled core (mypyc)" if BUILD == "compiled" else "pure-Python core"
+    parser.add_argument("--version", action="version", version=f"topicmatch {__version__} ({core})")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     match = commands.add_parser(

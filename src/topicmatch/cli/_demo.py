@@ -31,7 +31,7 @@ def run_demo(messages: int, seconds: float, seed: int, out: TextIO, err: TextIO)
     rows = []
     for algorithm in ALGORITHMS:
         extra = {"topics": sorted(set(topics))} if algorithm == "inverted_bitmap" else {}
-        matcher = Matcher(algorithm, **extra)  # type: ignore[arg-type]
+        matcher = Matcher(algorithm, **extra)  # type: ignore[type-var]
         for subscriber, pattern in enumerate(patterns):
             matcher.subscribe(pattern, subscriber)
         results: list[frozenset[Hashable]] = []

@@ -228,7 +228,7 @@ class Compiled:
             entry = known.get(topic) if topic is not None else NULL_REASON
             if entry is None:
                 try:
-                    entry = array_of(lookup(topic))  # type: ignore[arg-type]
+                    entry = array_of(lookup(topic))  # type: ignore[type-var]
                 except InvalidTopicError as error:
                     entry = error.reason
                 if len(known) >= cache.limit:
