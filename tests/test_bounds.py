@@ -28,8 +28,8 @@ def _fill_cache(m: Matcher, topics: list[str]) -> None:
     indexes at most INDEX_BUDGET topics promoted since the last write: a batch at a time)."""
     for start in range(0, len(topics), INDEX_BUDGET):
         batch = topics[start : start + INDEX_BUDGET]
-        for _ in range(3):
-            for topic in batch:
+        for topic in batch:
+            for _ in range(3):
                 m.lookup(topic)
         m.subscribe("no.such.pattern.at.all", "indexer")
 
@@ -131,16 +131,16 @@ def test_a_write_indexes_a_bounded_number_of_new_hot_topics() -> None:
     m = Matcher()
     cache = m._cache
     assert cache is not None
-    for _ in range(3):
-        for i in range(INDEX_BUDGET + 1):
+    for i in range(INDEX_BUDGET + 1):
+        for _ in range(3):
             m.lookup(f"a.b{i}")
     assert len(cache.hot) == INDEX_BUDGET + 1
     assert len(cache._trie) == 0
     m.subscribe("x", 1)
     assert not cache.hot
     assert len(cache._trie) == 0
-    for _ in range(3):
-        for i in range(INDEX_BUDGET):
+    for i in range(INDEX_BUDGET):
+        for _ in range(3):
             m.lookup(f"a.c{i}")
     m.subscribe("y", 1)
     assert len(cache.hot) == len(cache._trie) == INDEX_BUDGET

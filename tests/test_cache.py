@@ -37,9 +37,10 @@ def _cache(m: Matcher) -> ResultCache:
 
 
 def _make_hot(m: Matcher, topics: list[str]) -> None:
-    """Three lookups of each topic: recorded, stored in warm, promoted into hot."""
-    for _ in range(3):
-        for topic in topics:
+    """Three lookups of each topic in a row: recorded, stored in warm, promoted into hot (so each
+    topic repeats within admission's window, however many topics there are)."""
+    for topic in topics:
+        for _ in range(3):
             m.lookup(topic)
 
 
@@ -189,9 +190,12 @@ def test_admission_stops_on_topics_seen_once_and_comes_back_after_its_backoff() 
     assert not cache.admission.on
     recorded = len(cache.seen)
     assert recorded == ADMIT_WINDOW
+    # Nothing is cached: the wait is counted in quiet, one per miss, the governor untouched.
+    assert (cache.quiet, cache.admission.left) == (ADMIT_BACKOFF - 1, 1)
     for _ in range(ADMIT_BACKOFF - 1):  # off: a lookup records nothing
-        m.lookup(next(topics))
+        assert m.lookup(next(topics)) == {1}
     assert len(cache.seen) == recorded
+    assert (cache.quiet, cache.admission.left) == (0, 1)
     assert not cache.admission.on
     m.lookup(next(topics))  # the wait is over
     assert cache.admission.on
@@ -247,6 +251,7 @@ def test_hot_topics_are_served_through_a_burst_of_new_ones() -> None:
     for i in range(4 * ADMIT_WINDOW):
         assert m.lookup(f"svc.new{i}.req") == {1, 2}
     assert not cache.admission.on
+    assert cache.quiet == 0  # hot holds topics: every miss probes it
     assert set(cache.hot) == set(hot)
     walked = cache.admission.left
     for topic in hot:

@@ -3,9 +3,11 @@
 Keys are topics as published (strings), values the frozensets a lookup returned. The lookup path
 that reads it is written out once, in :meth:`topicmatch.Matcher.lookup`:
 
-1. ``hot.get(topic)``: a hit is one dict access, no lock, no parse;
-2. else ``warm.get(topic)``: a hit there *promotes* the topic into ``hot`` (:meth:`promote`);
-3. else the index's walk; while admission is on, :meth:`admit` is told of the miss.
+1. while ``quiet`` counts down (nothing cached, admission waiting: :meth:`expire`), the index's
+   walk and nothing else;
+2. else ``hot.get(topic)``: a hit is one dict access, no lock, no parse;
+3. else ``warm.get(topic)``: a hit there *promotes* the topic into ``hot`` (:meth:`promote`);
+4. else the index's walk; while admission is on, :meth:`admit` is told of the miss.
 
 **A topic earns its place in three sightings.** Its first miss records its hash in ``seen`` (the
 "doorkeeper" of TinyLFU: a one-off topic costs an int in a dict, not a store); its second stores
@@ -19,7 +21,10 @@ was followed by a promotion. If not (topics that never repeat, or repeat once an
 misses record and store nothing for :data:`ADMIT_BACKOFF` misses, doubling up to
 :data:`ADMIT_MAX_BACKOFF`; then admission is on again for a window. Probes go on whatever
 admission does: topics in ``hot`` before a burst of new ones are answered from it during and
-after the burst, which stores nothing in ``hot``.
+after the burst, which stores nothing in ``hot``. A wait that begins while nothing is cached is
+counted in ``quiet`` instead, where a miss costs a count and no probe (:meth:`expire`): on
+traffic where nothing repeats, after the first window, the default adds one attribute test and
+a count to the trie's walk.
 
 **Eviction: whole generations.** ``hot`` holds at most half of ``max_size`` topics, ``warm`` the
 other half. When ``hot`` is full, a promotion first makes it ``warm`` (the old ``warm`` goes):
@@ -82,11 +87,15 @@ WALK_STEPS: Final = 16
 MAX_TOPIC_CHARS: Final = 256
 MAX_TOPIC_WORDS: Final = 16
 #: Misses per judgement of admission, and the share of stores that must be followed by a
-#: promotion for admission to pay (1 in ADMIT_PAYS).
-ADMIT_WINDOW: Final = 2048
+#: promotion for admission to pay (1 in ADMIT_PAYS). On topics seen once a window is pure cost:
+#: a record per miss (a hash and a dict insert, about 0.2 µs: a fifth of the walk of a topic that
+#: matches nothing). It is long enough for topics that come round in a cycle of up to 1,024 to
+#: repeat within it, which passes it (a window that stores anything passes: :meth:`_paid`).
+#: Measured against 2,048 and a first backoff of 8,192 in docs/performance.md.
+ADMIT_WINDOW: Final = 1024
 ADMIT_PAYS: Final = 8
 #: Misses that admission stays off after a window that did not pay, first and at most.
-ADMIT_BACKOFF: Final = 8192
+ADMIT_BACKOFF: Final = 16384
 ADMIT_MAX_BACKOFF: Final = 65536
 #: Topics promoted since the last write that the next write indexes, at most; with more, it
 #: empties ``hot`` instead (a write's cost stays bounded: tests/test_bounds.py).
@@ -129,6 +138,7 @@ class ResultCache(Versioned):
         "max_bytes",
         "max_size",
         "promotions",
+        "quiet",
         "seen",
         "stores",
         "walk_budget",
@@ -157,6 +167,7 @@ class ResultCache(Versioned):
         self._warm_results: dict[int, None] = {}
         self.seen: dict[int, None] = {}  # admission: hashes of topics that missed once
         self.admission = Governor(ADMIT_WINDOW, ADMIT_BACKOFF, ADMIT_MAX_BACKOFF, self._paid)
+        self.quiet = 0  # misses left of admission's wait while nothing is cached: see expire
         self.stores = 0  # in the admission's current window
         self.promotions = 0
         self._stored_before = 0  # stores of the window before
@@ -218,6 +229,20 @@ class ResultCache(Versioned):
                 self._hot_results[id(result)] = None
             self._hot_bytes += charge
             self.promotions += 1
+
+    def expire(self) -> None:
+        """Admission's count ran out (the lookup path counts its misses): its governor judges the
+        window, or ends the wait. If admission is now waiting and neither generation holds
+        anything, the wait is handed to ``quiet``, which the lookup path reads first: until it
+        runs out, a miss costs one count and no probe. Nothing can be cached meanwhile (only
+        admission stores, and a promotion needs a stored topic), so this changes no answer and
+        no decision, only the cost of a miss where nothing repeats (docs/performance.md). O(1)
+        but for the governor's test, O(1) too."""
+        admission = self.admission
+        admission.expire()
+        if not admission.on and not self.hot and not self.warm:
+            self.quiet = admission.left - 1
+            admission.left = 1  # the miss after the quiet ones ends the wait
 
     # -- writes ----------------------------------------------------------------------------------
     def write(self, tokens: Tokens, commit: Callable[[], _T]) -> _T:

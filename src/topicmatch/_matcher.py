@@ -92,27 +92,33 @@ class _Reader(Generic[S]):
         (['alice'], [])
         """
         # The one lookup path of every algorithm (docs/implementation.md draws it): the result
-        # cache's two generations, if there is a cache; else, or on a miss, the index's walk,
-        # which the cache's admission is told of while it is on.
+        # cache's two generations, if there is a cache and it holds anything; else, or on a
+        # miss, the index's walk, which the cache's admission is told of.
         cache = self._cache
         if cache is not None:
-            # Each generation is probed only when it holds something: while nothing repeats,
-            # the topic is not even hashed.
-            hot = cache.hot
-            try:
-                if hot:
-                    result = hot.get(topic)
-                    if result is not None:
-                        return result  # type: ignore[return-value]
-                version = cache._version  # read before the index: see ResultCache.admit
-                warm = cache.warm
-                if warm:
-                    result = warm.get(topic)
-                    if result is not None:
-                        cache.promote(topic, version)
-                        return result  # type: ignore[return-value]
-            except TypeError:  # unhashable, so no topic: the parse below raises the typed error
+            quiet = cache.quiet
+            if quiet > 0:
+                # Nothing cached and admission waiting (ResultCache.quiet): the miss is counted,
+                # and the walk is all there is to do.
+                cache.quiet = quiet - 1
                 cache = None
+            else:
+                # Each generation is probed only when it holds something.
+                hot = cache.hot
+                try:
+                    if hot:
+                        result = hot.get(topic)
+                        if result is not None:
+                            return result  # type: ignore[return-value]
+                    version = cache._version  # read before the index: see ResultCache.admit
+                    warm = cache.warm
+                    if warm:
+                        result = warm.get(topic)
+                        if result is not None:
+                            cache.promote(topic, version)
+                            return result  # type: ignore[return-value]
+                except TypeError:  # unhashable, so no topic: the parse below raises the typed error
+                    cache = None
         words = self._parse_topic(topic)
         if words is None:
             result = EMPTY
@@ -128,7 +134,7 @@ class _Reader(Generic[S]):
             left = admission.left - 1  # one miss: a trial of admission, or of its wait
             admission.left = left
             if left <= 0:
-                admission.expire()
+                cache.expire()
         return result  # type: ignore[return-value]
 
     def lookup_many(self, topics: Iterable[Text]) -> list[frozenset[S]]:

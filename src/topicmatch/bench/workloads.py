@@ -20,8 +20,10 @@ round reads topics no contender has seen.
 Method. Contenders are measured in alternation: round after round each runs once in turn (the
 order reversed every other round, early life), so that a noisy machine slows them alike; a figure
 is the median of the rounds, and a ratio the median over the rounds of the default's rate divided
-by the other's in the same round. A run stops at a time budget and its rate is computed on the
-lookups it did (the report says where a window was cut short). Every answer of topicmatch's
+by the other's in the same round. A run stops at a time budget (wall time) and its rate is computed on the
+lookups it did (the report says where a window was cut short), in the thread's CPU time: on a
+shared machine, another process running meanwhile does not count against the contender that
+happened to run then. Every answer of topicmatch's
 contenders is checked against the trie on a sample of the row's topics; a peer's disagreements
 are counted and shown. Memory (large table only) is what ``tracemalloc`` saw allocated while
 building, divided by the number of subscriptions.
@@ -141,24 +143,24 @@ def _window_rates(
     """For each window ``w``: the rate of the first ``w`` lookups of ``topics`` and how many were
     done (fewer than ``w`` when the ``budget`` in seconds ran out first: the rate is then that of
     the lookups done). The clock is read as :func:`_lookups` says, and at each window's end."""
-    clock = time.perf_counter
+    # Rates in this thread's CPU time (another process on a shared machine does not count
+    # against the contender that happens to run meanwhile); the budget in wall time.
+    cpu, clock = time.thread_time, time.perf_counter
     out: dict[int, tuple[float, int]] = {}
     last = max(windows)
-    start = clock()
-    deadline = start + budget
+    start, deadline = cpu(), clock() + budget
     done, step = 0, 1
     while done < last:
         end = min(done + step, last, *(w for w in windows if w > done))
         for topic in topics[done:end]:
             lookup(topic)
         done = end
-        now = clock()
         if done in windows:
-            out[done] = (done / (now - start), done)
-        if now > deadline:
+            out[done] = (done / max(cpu() - start, 1e-9), done)
+        if clock() > deadline:
             break
         step = min(2 * step, 64)
-    elapsed = clock() - start
+    elapsed = max(cpu() - start, 1e-9)
     for w in windows:
         out.setdefault(w, (done / elapsed, done))
     return out
@@ -362,12 +364,13 @@ def _churn_run(
 ) -> tuple[dict[int, float], int]:
     """Lookups of ``topics`` (round and round) with ``writes[first_write:]`` paced at
     :data:`WRITE_RATE` a second among them, for ``budget`` seconds or until the last window of
-    lookups: the lookup rate at each window (over the run so far), and the index of the next
-    write. Each write's duration in ns is appended to ``times``."""
+    lookups: the lookup rate at each window (over the run so far, in this thread's CPU time,
+    writes included), and the index of the next write. Each write's duration in ns is appended
+    to ``times``."""
     lookup, subscribe, unsubscribe = contender.lookup, contender.subscribe, contender.unsubscribe
-    clock_ns = time.perf_counter_ns
+    clock_ns, cpu_ns = time.perf_counter_ns, time.thread_time_ns  # writes paced in wall time
     interval = 1_000_000_000 // WRITE_RATE
-    start = clock_ns()
+    start, cpu_start = clock_ns(), cpu_ns()
     end = start + int(budget * 1e9)
     next_write = start
     w, looked, position = first_write, 0, 0
@@ -392,8 +395,8 @@ def _churn_run(
         looked += len(chunk)
         position = (position + 16) % len(topics)
         while pending and looked >= pending[0]:
-            rates[pending.pop(0)] = looked / ((clock_ns() - start) / 1e9)
-    elapsed = (clock_ns() - start) / 1e9
+            rates[pending.pop(0)] = looked / max((cpu_ns() - cpu_start) / 1e9, 1e-9)
+    elapsed = max((cpu_ns() - cpu_start) / 1e9, 1e-9)
     for window in pending:
         rates[window] = looked / elapsed
     return rates, w
