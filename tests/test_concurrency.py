@@ -375,8 +375,9 @@ class _WriteOnGetDict(_WriteOnGet, dict):  # type: ignore[type-arg]
 
 
 class _WritesOnIter(dict):  # type: ignore[type-arg]
-    """A big trie node's ``counts``, from which a lookup makes the node's union
-    (``frozenset(counts)``, :func:`topicmatch._walk.materialize`), that runs a writer's ``steps``
+    """A big trie node's ``counts`` (held by its :class:`~topicmatch._walk.Big`), from which a
+    lookup makes the node's union (``frozenset(counts)``, :func:`topicmatch._walk.materialize`),
+    that runs a writer's ``steps``
     the first time it is iterated: a write landing mid-walk at the same point in both builds
     (``frozenset`` iterates a dict subclass through its ``__iter__``, compiled code too)."""
 
@@ -409,8 +410,8 @@ def test_a_trie_lookup_overlapping_writes_retries() -> None:
             m.unsubscribe("#", 1)
             m.subscribe("a.*", 2)
 
-        node = index._root.hash  # type: ignore[attr-defined]
-        node.counts = _WritesOnIter(node.counts, steps)
+        big = index._root.hash.big  # type: ignore[attr-defined]
+        big.counts = _WritesOnIter(big.counts, steps)
         assert m.lookup("a.b") == {2}, algorithm
         assert ran  # the writes ran mid-walk
 

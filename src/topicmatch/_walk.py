@@ -29,6 +29,7 @@ from ._words import HASH, STAR, Token
 
 __all__ = [
     "SMALL",
+    "Big",
     "Node",
     "Unions",
     "finish_general",
@@ -77,6 +78,24 @@ Union = Callable[[list[frozenset[Hashable]]], frozenset[Hashable]]
 SMALL: Final = 64
 
 
+class Big:
+    """What only a big node holds (more than :data:`SMALL` pairs): the writers' ``counts`` and
+    ``pairs``, and the readers' ``view`` of the union under a ``stamp``.
+
+    Held by one field of the node (:attr:`Node.big`, None while the node is small), so that the
+    small nodes, all but a few hundred of a table of a million subscriptions, carry one pointer
+    for these four values rather than four (:class:`Node`'s layout).
+    """
+
+    __slots__ = ("counts", "pairs", "stamp", "view")
+
+    def __init__(self, counts: dict[Hashable, int], pairs: int) -> None:
+        self.counts = counts  # subscriber -> how many of the node's patterns hold it
+        self.pairs = pairs  # the sum of the sizes of the node's patterns' sets
+        self.stamp: object = object()  # replaced after every change
+        self.view: tuple[object, frozenset[Hashable]] | None = None  # readers' union of a stamp
+
+
 class Node:
     """A trie node: literal children, the ``*`` and ``#`` children, the subscribers ending here.
 
@@ -93,24 +112,26 @@ class Node:
     pairs here) changed since a reader last looked (see :func:`materialize`). Writers keep
     ``by_pattern`` (pattern -> its subscribers: a frozenset while small, a set once big, so that a
     subscribe or unsubscribe of one pair costs O(1) whatever the pattern's size) and, for a big
-    node, ``counts`` (subscriber -> how many of the patterns here hold it). So a write costs
-    O(pairs written + SMALL), never O(the node's patterns or subscribers); a reader pays O(the
-    node's subscribers) once after a change, as any lookup that returns them must.
+    node, ``big`` (:class:`Big`: subscriber -> how many of the patterns here hold it, and the
+    pairs). So a write costs O(pairs written + SMALL), never O(the node's patterns or
+    subscribers): a small node's pairs are counted from ``by_pattern`` at each change, O(its
+    patterns), which are at most SMALL + 1; a reader pays O(the node's subscribers) once after a
+    change, as any lookup that returns them must.
+
+    Layout: 8 fields. A million subscriptions (the realistic AMQP table of ``topicmatch bench
+    memory``) make about 1.2 nodes each, so a field costs about 10 bytes per subscription; a node
+    takes 96 bytes interpreted, 104 compiled (a native instance also points to its class's method
+    table; sizes with the collector's header), a fifth of such a table's bytes (the rest: the
+    dicts of children and of patterns, the subscribers' frozensets, the patterns' text). What
+    only big nodes use lives in one :class:`Big`, None while small: that took 3 fields from
+    every node, and the trie's bytes per subscription at a million from 592 to 564 compiled and
+    from 583 to 554 interpreted
+    (``benchmarks/compiled.py 1 memory``: docs/compiled.md). The walks read ``children``,
+    ``star``, ``hash`` and ``subs`` straight from the node; ``is_hash`` (read for every alive
+    node by the general walk and the DFA) and ``gen`` (read by every write) stay fields too.
     """
 
-    __slots__ = (
-        "by_pattern",
-        "children",
-        "counts",
-        "gen",
-        "hash",
-        "is_hash",
-        "pairs",
-        "stamp",
-        "star",
-        "subs",
-        "view",
-    )
+    __slots__ = ("big", "by_pattern", "children", "gen", "hash", "is_hash", "star", "subs")
 
     def __init__(self, is_hash: bool = False, gen: object = None) -> None:
         self.children: dict[str, Node] = NO_CHILDREN
@@ -120,17 +141,14 @@ class Node:
         self.is_hash = is_hash
         self.subs: frozenset[Hashable] | None = EMPTY
         self.by_pattern: dict[str, frozenset[Hashable] | set[Hashable]] = NO_PATTERNS
-        self.pairs = 0  # sum of the sizes of by_pattern's sets
-        self.counts: dict[Hashable, int] | None = None  # big nodes only
-        self.stamp: object = None  # big nodes: replaced after every change
-        self.view: tuple[object, frozenset[Hashable]] | None = None  # readers' union of a stamp
+        self.big: Big | None = None  # big nodes only
 
     def copy_for(self, gen: object) -> Node:
         """A copy of this node that generation ``gen`` may change, for a writer that must leave
         the node itself as it is (a snapshot of the trie holds it: :meth:`TrieIndex.snapshot`).
 
         O(children + pairs here): the containers writers change in place (the node's children,
-        the patterns' sets of a big node, ``counts``) are copied; the frozensets are shared.
+        the patterns' sets of a big node, its counts) are copied; the frozensets are shared.
         """
         new = Node(self.is_hash, gen)
         if self.children:
@@ -138,10 +156,10 @@ class Node:
         new.star, new.hash = self.star, self.hash
         if self.by_pattern:
             new.by_pattern = {p: s if type(s) is frozenset else set(s) for p, s in self.by_pattern.items()}
-        new.pairs = self.pairs
         new.subs = self.subs
-        if self.counts is not None:
-            new.counts, new.stamp = dict(self.counts), object()
+        big = self.big
+        if big is not None:
+            new.big = Big(dict(big.counts), big.pairs)
         return new
 
     def link(self, token: Token, node: Node | None) -> None:
@@ -188,8 +206,7 @@ class Node:
             else:
                 merged = old | fresh
                 by_pattern[pattern] = merged if len(merged) <= small else set(merged)
-        self.pairs += len(fresh)
-        self._publish(fresh, (), small)
+        self._publish(fresh, EMPTY, small)
         return len(fresh)
 
     def remove(self, pattern: str, subscribers: frozenset[Hashable], small: int = SMALL) -> int:
@@ -208,49 +225,52 @@ class Node:
             old -= gone
         else:
             by_pattern[pattern] = old - gone
-        self.pairs -= len(gone)
-        self._publish((), gone, small)
+        self._publish(EMPTY, gone, small)
         return len(gone)
 
-    def _publish(self, added: Iterable[Hashable], removed: Iterable[Hashable], small: int) -> None:
-        """Bring the readers' view up to date after a change of the patterns here.
+    def _publish(self, added: frozenset[Hashable], removed: frozenset[Hashable], small: int) -> None:
+        """Bring the readers' view up to date after a change of the patterns here: ``added`` and
+        ``removed`` are the subscribers the change gave and took (one pattern's).
 
-        Small node (``small`` pairs at most): the new union, O(small). Big node: ``counts``
-        follows the change, a new ``stamp`` tells readers their cached union is old, and
-        ``subs`` becomes None. The order
-        of the stores matters for lock-free readers: ``counts`` is complete before ``subs`` is
-        None, and ``subs`` is a frozenset again before ``counts`` goes.
+        Small node (``small`` pairs at most): its pairs counted and the new union, O(small).
+        Big node: its :class:`Big`'s ``counts`` follows the change, a new ``stamp`` tells
+        readers their cached union is old, and ``subs`` is None. The order of the stores
+        matters for lock-free readers: ``big`` is complete before ``subs`` is None, and ``subs``
+        is a frozenset again before ``big`` goes.
         """
-        counts = self.counts
-        if self.pairs > small:
-            if counts is None:
-                counts = {}
-                for subs in self.by_pattern.values():
-                    for subscriber in subs:
-                        counts[subscriber] = counts.get(subscriber, 0) + 1
-                self.counts = counts
-            else:
-                for subscriber in added:
+        big = self.big
+        if big is None:
+            values = list(self.by_pattern.values())  # small before this change: O(small) patterns
+            pairs = 0
+            for subs in values:
+                pairs += len(subs)
+            if pairs <= small:
+                self.subs = _united(values)
+                return
+            counts: dict[Hashable, int] = {}
+            for subs in values:
+                for subscriber in subs:
                     counts[subscriber] = counts.get(subscriber, 0) + 1
-                for subscriber in removed:
-                    left = counts[subscriber] - 1
-                    if left:
-                        counts[subscriber] = left
-                    else:
-                        del counts[subscriber]
-            self.stamp = object()
+            self.big = Big(counts, pairs)
             self.subs = None
             return
-        values = list(self.by_pattern.values())
-        if not values:
-            self.subs = EMPTY
-        elif len(values) == 1:
-            only = values[0]
-            self.subs = only if type(only) is frozenset else frozenset(only)
-        else:
-            self.subs = frozenset().union(*values)
-        self.counts = None
-        self.view = None
+        pairs = big.pairs + len(added) - len(removed)
+        if pairs <= small:  # small again: at most small patterns
+            self.subs = _united(list(self.by_pattern.values()))
+            self.big = None
+            return
+        counts = big.counts
+        for subscriber in added:
+            counts[subscriber] = counts.get(subscriber, 0) + 1
+        for subscriber in removed:
+            left = counts[subscriber] - 1
+            if left:
+                counts[subscriber] = left
+            else:
+                del counts[subscriber]
+        big.pairs = pairs
+        big.stamp = object()
+        self.subs = None
 
     def patterns(self) -> Iterator[tuple[str, frozenset[Hashable]]]:
         """Each pattern ending here with a frozenset of its subscribers (of a node no writer
@@ -259,10 +279,20 @@ class Node:
             yield pattern, subs if type(subs) is frozenset else frozenset(subs)
 
 
+def _united(values: list[frozenset[Hashable] | set[Hashable]]) -> frozenset[Hashable]:
+    """The union of a small node's patterns' sets (``values``), as a frozenset: O(their sizes)."""
+    if not values:
+        return EMPTY
+    if len(values) == 1:
+        only = values[0]
+        return only if type(only) is frozenset else frozenset(only)
+    return frozenset().union(*values)
+
+
 def materialize(node: Node) -> frozenset[Hashable]:
     """The subscribers of ``node`` when its ``subs`` is None: a big node changed since a reader
-    last looked. Computed from the writers' ``counts`` and kept in ``view`` under the node's
-    current stamp, so that the next reader of the same state of the node reuses it.
+    last looked. Computed from the writers' ``counts`` (:class:`Big`) and kept in its ``view``
+    under its current stamp, so that the next reader of the same state of the node reuses it.
 
     Lock-free like the rest of the read path, whose lookup discards what it read during a
     change (:mod:`._versions`). What it keeps for later readers relies on CPython's GIL making
@@ -274,15 +304,15 @@ def materialize(node: Node) -> frozenset[Hashable]:
         subs = node.subs
         if subs is not None:
             return subs  # small again
-        stamp = node.stamp
-        view = node.view
+        big = node.big
+        if big is None:
+            continue  # turning small: subs is already a frozenset again
+        stamp = big.stamp
+        view = big.view
         if view is not None and view[0] is stamp:
             return view[1]
-        counts = node.counts
-        if counts is None:
-            continue  # turning small: subs is already a frozenset again
-        subs = frozenset(counts)
-        node.view = (stamp, subs)
+        subs = frozenset(big.counts)
+        big.view = (stamp, subs)
         return subs
 
 
