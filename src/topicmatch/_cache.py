@@ -234,10 +234,13 @@ class ResultCache(Versioned):
         """Admission's count ran out (the lookup path counts its misses): its governor judges the
         window, or ends the wait. If admission is now waiting and neither generation holds
         anything, the wait is handed to ``quiet``, which the lookup path reads first: until it
-        runs out, a miss costs one count and no probe. Nothing can be cached meanwhile (only
-        admission stores, and a promotion needs a stored topic), so this changes no answer and
-        no decision, only the cost of a miss where nothing repeats (docs/performance.md). O(1)
-        but for the governor's test, O(1) too."""
+        runs out, a miss costs one count and no probe. Nothing is stored meanwhile (only
+        admission stores, and a promotion needs a stored topic; a store by a lookup that read
+        admission on before the wait began lands in ``warm``, and is probed once ``quiet`` runs
+        out), so this changes no answer and no decision, only the cost of a miss where nothing
+        repeats (docs/performance.md). O(1) but for the governor's test, O(1) too. Readers
+        count ``quiet`` down without a lock: a count lost to a race moves the end of the wait
+        by a miss, as with the governor's own count."""
         admission = self.admission
         admission.expire()
         if not admission.on and not self.hot and not self.warm:

@@ -6,6 +6,8 @@ import datetime as _dt
 import os
 import platform
 
+from .. import BUILD
+
 __all__ = ["machine_info"]
 
 
@@ -21,10 +23,11 @@ def _cpu_model() -> str:
 
 
 def machine_info() -> dict[str, object]:
-    """Python, CPU, cores, load average and time: enough to judge whether two results compare.
+    """Python, topicmatch's build (compiled or pure: docs/compiled.md), CPU, cores, load average
+    and time: enough to judge whether two results compare.
 
     >>> sorted(machine_info())[:3]
-    ['cores', 'cpu', 'load_average']
+    ['build', 'cores', 'cpu']
     """
     try:
         load: list[float] = [round(x, 2) for x in os.getloadavg()]
@@ -32,6 +35,7 @@ def machine_info() -> dict[str, object]:
         load = []
     return {
         "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "build": BUILD,
         "platform": platform.platform(),
         "cpu": _cpu_model(),
         "cores": os.cpu_count(),

@@ -71,7 +71,8 @@ class Report:
         head = [
             f"# {self.title}",
             "",
-            f"Experiment `{self.experiment}`; {machine['python']}, {machine['cpu']}, "
+            f"Experiment `{self.experiment}`; {machine['python']}, topicmatch {machine['build']}, "
+            f"{machine['cpu']}, "
             f"{machine['cores']} cores, load average {machine['load_average']} at the start, "
             f"{machine['time']}.",
             "Parameters: " + ", ".join(f"{k}={v}" for k, v in self.params.items()) + ".",
