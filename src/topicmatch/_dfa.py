@@ -144,7 +144,11 @@ class DFA:
         subs = state.subs
         if subs is None:
             # The union is computed once per state, then every lookup ending here reuses it.
-            found = [subs for subs in map(subs_of, state.nodes) if subs]
+            found: list[frozenset[Hashable]] = []
+            for node in state.nodes:
+                subs = subs_of(node)
+                if subs:
+                    found.append(subs)
             subs = union_of(found)
             if len(found) < 2:  # a node's own set: nothing new is kept
                 state.subs = subs
@@ -206,7 +210,8 @@ class DFA:
     def _split(nodes: frozenset[Node]) -> tuple[frozenset[Node], tuple[dict[str, Node], ...]]:
         """The fixed part of a step from ``nodes`` and the children dicts to look words up in."""
         fixed: list[Node] = []
-        for node in nodes:
+        dicts: list[dict[str, Node]] = []
+        for node in nodes:  # one pass: iterating a frozenset is a call per node, compiled or not
             if node.is_hash:
                 fixed.append(node)
             star = node.star
@@ -214,7 +219,9 @@ class DFA:
                 fixed.append(star)
                 if star.hash is not None:
                     fixed.append(star.hash)
-        return frozenset(fixed), tuple([node.children for node in nodes if node.children])
+            if node.children:
+                dicts.append(node.children)
+        return frozenset(fixed), tuple(dicts)
 
     def _remember(self, state: _State, word: str, alive: frozenset[Node]) -> _State:
         """The state of the node set ``alive``, reached from ``state`` by ``word``."""
