@@ -17,11 +17,10 @@ matrix's *distinct-10k* row (10,000 MQTT filters of 5 levels, every topic new) u
 * ``dfa``: the DFA path of the Spark workers, ``Matcher.batch_walk()``: 2,000 topics a round
   walked level by level (``advance``) and their subscribers (``subscribers``), on the DFA the
   earlier rounds taught (*learnt*: the topics a child has walked before, again) and on a new one
-  (*cold*: a write drops the DFA first); *cold* again with the cyclic garbage collector paused,
-  as the workers walk (a new DFA again; which of the two cold walks goes first alternates with
-  the round); and the *floor* of the learnt walk: the same walk by CPython's own C loop,
-  ``list(map(dict.get, ...))`` over each state's dict of transitions, read beforehand (the
-  dict lookups and the output lists, which every build pays: what no compiler can remove);
+  (*cold*: a write drops the DFA first); and *cold* again with the cyclic garbage collector
+  paused, as the workers walk (a new DFA again; which of the two cold walks goes first
+  alternates with the round). ``benchmarks/dfa_profile.py`` says where these walks spend their
+  time;
 * ``paho``: paho-mqtt's ``MQTTMatcher`` (a set of subscribers per filter, ``iter_match``) and
   the default: a *fresh* default (made this round; its first 2,000 lookups) and a *steady* one
   (made at the start, 200,000 lookups of distinct topics before the first round, and every
@@ -122,18 +121,6 @@ class _Child:
                 states = walk.advance(states, words)
             return len(list(map(walk.subscribers, states)))
 
-        def floor(levels: list[list[str]]) -> float:
-            # The learnt walk's dict lookups alone, in C: each state's transitions (a dict, read
-            # outside the timing) looked up by map. Seconds per topic.
-            walk, spent = m.batch_walk(), 0.0
-            states = [walk.root] * len(levels[0])
-            for words in levels:
-                dicts = [state.next for state in states]
-                start = time.perf_counter()
-                states = list(map(dict.get, dicts, words))
-                spent += time.perf_counter() - start
-            return spent / len(states)
-
         def drop() -> None:
             m.subscribe("drop/the/dfa", "x")  # a write: the next batch walk starts a new DFA
             m.unsubscribe("drop/the/dfa", "x")
@@ -146,7 +133,6 @@ class _Child:
                 gc.enable()
 
         out = {"dfa learnt": _per_op(lambda: batch(walked or fresh))}
-        out["dfa learnt floor"] = floor(walked or fresh)
         for cold in ("collector", "paused") if r % 2 else ("paused", "collector"):
             drop()
             if cold == "collector":
@@ -260,10 +246,6 @@ def main(rounds: int, experiments: list[str]) -> None:
                     f"  {name:24s} {statistics.median(compiled) * 1e6:8.2f} / "
                     f"{statistics.median(pure) * 1e6:8.2f}   ({ratio:.2f}x)"
                 )
-            if experiment == "dfa":
-                for i, build in enumerate(("compiled", "pure")):
-                    ratio = statistics.median(t["dfa learnt"] / t["dfa learnt floor"] for t in times[i])
-                    print(f"  {build}: learnt's time ÷ its floor's: {ratio:.2f}")
             if experiment == "paho":
                 for i, build in enumerate(("compiled", "pure")):
                     for name in ("default fresh", "default steady"):
