@@ -17,7 +17,10 @@ matrix's *distinct-10k* row (10,000 MQTT filters of 5 levels, every topic new) u
 * ``dfa``: the DFA path of the Spark workers, ``Matcher.batch_walk()``: 2,000 topics a round
   walked level by level (``advance``) and their subscribers (``subscribers``), on the DFA the
   earlier rounds taught (*learnt*: the topics a child has walked before, again) and on a new one
-  (*cold*: a write drops the DFA first);
+  (*cold*: a write drops the DFA first); and *cold* again with the cyclic garbage collector
+  paused, as the workers walk (a new DFA again; which of the two cold walks goes first
+  alternates with the round). ``benchmarks/dfa_profile.py`` says where these walks spend their
+  time;
 * ``paho``: paho-mqtt's ``MQTTMatcher`` (a set of subscribers per filter, ``iter_match``) and
   the default: a *fresh* default (made this round; its first 2,000 lookups) and a *steady* one
   (made at the start, 200,000 lookups of distinct topics before the first round, and every
@@ -118,10 +121,24 @@ class _Child:
                 states = walk.advance(states, words)
             return len(list(map(walk.subscribers, states)))
 
+        def drop() -> None:
+            m.subscribe("drop/the/dfa", "x")  # a write: the next batch walk starts a new DFA
+            m.unsubscribe("drop/the/dfa", "x")
+
+        def paused() -> float:
+            gc.disable()
+            try:
+                return _per_op(lambda: batch(fresh))
+            finally:
+                gc.enable()
+
         out = {"dfa learnt": _per_op(lambda: batch(walked or fresh))}
-        m.subscribe("drop/the/dfa", "x")  # a write: the next batch walk starts a new DFA
-        m.unsubscribe("drop/the/dfa", "x")
-        out["dfa cold"] = _per_op(lambda: batch(fresh))
+        for cold in ("collector", "paused") if r % 2 else ("paused", "collector"):
+            drop()
+            if cold == "collector":
+                out["dfa cold"] = _per_op(lambda: batch(fresh))
+            else:
+                out["dfa cold, gc paused"] = paused()
         walked[:] = fresh
         return out
 

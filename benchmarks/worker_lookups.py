@@ -54,7 +54,7 @@ def generic_step(self: DFA, state: _State, word: str) -> _State:
     if not nodes:
         return state
     dollar = state.first and self.dollar_rule and word[:1] == "$"
-    return self._remember(state, word, step(nodes, word, nodes[0] if dollar else None))
+    return self._remember(state, word, frozenset(step(nodes, word, self.trie_root if dollar else None)))
 
 
 def sorted_factorize(keys: Any) -> tuple[Any, Any]:

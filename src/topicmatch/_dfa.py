@@ -40,11 +40,15 @@ __all__ = ["DFA", "ENTRY_BYTES", "BatchWalk"]
 #: Charge per dict entry: a key and a value pointer, its hash and index slot, and the
 #: over-allocation of a growing dict (CPython 3.11 keeps tables at most 2/3 full and doubles).
 ENTRY_BYTES: Final = 64
-#: Charge per state beyond its node tuple and key: the object, its slots, and its dict of
+#: Charge per state beyond its key (the set of its nodes): the object, its slots, and its dict of
 #: transitions once used, twice over (a dict's table grows by doubling: traced by
 #: tests/test_bounds.py).
 _STATE_BYTES: Final = sys.getsizeof(object()) + 7 * 8 + 2 * (64 + 232)
-_sizeof = sys.getsizeof
+#: ``sys.getsizeof(x)`` is ``x.__sizeof__()`` plus this for an object the cyclic collector tracks
+#: (a tuple, a frozenset). The charges call ``__sizeof__`` itself: the same bytes, at a fifth of
+#: the cost (about 20 ns against 100, interpreted: getsizeof parses keyword arguments and makes a
+#: bound method each call), which was a tenth of a cold batch walk in either build.
+_GC_HEAD: Final = sys.getsizeof(()) - ().__sizeof__()
 _ADVANCE_TAKES: Final = (
     "BatchWalk.advance takes two sequences of the same length: states of the walk, and words (str)"
 )
@@ -53,14 +57,14 @@ _ADVANCE_TAKES: Final = (
 class _State:
     __slots__ = ("children", "first", "fixed", "next", "nodes", "otherwise", "subs")
 
-    def __init__(self, nodes: tuple[Node, ...], first: bool = False) -> None:
-        self.nodes = nodes
+    def __init__(self, nodes: frozenset[Node], first: bool = False) -> None:
+        self.nodes = nodes  # the trie nodes alive here: also this state's key in DFA.states
         self.first = first  # the initial state: the only one where MQTT's '$' rule applies
         self.next: dict[str, _State] = {}
         self.subs: frozenset[Hashable] | None = None if nodes else EMPTY
         # The step split in two, computed on the first step from here (see DFA._step): the
         # nodes alive after *any* word, and the literal-children dicts to look the word up in.
-        self.fixed: tuple[Node, ...] | None = None
+        self.fixed: frozenset[Node] | None = None
         self.children: tuple[dict[str, Node], ...] = ()
         self.otherwise: _State | None = None  # the state after a word no literal child has
 
@@ -72,13 +76,24 @@ class DFA:
     current. ``max_bytes`` bounds what it keeps (module docstring).
     """
 
-    __slots__ = ("bytes", "dollar_rule", "max_bytes", "root", "states", "transitions", "version", "walk")
+    __slots__ = (
+        "bytes",
+        "dollar_rule",
+        "max_bytes",
+        "root",
+        "states",
+        "transitions",
+        "trie_root",
+        "version",
+        "walk",
+    )
 
     def __init__(self, trie_root: Node, dollar_rule: bool, version: int, max_bytes: int) -> None:
         self.version = version  # the trie's version this DFA describes (the trie checks it)
-        nodes = (trie_root,) if trie_root.hash is None else (trie_root, trie_root.hash)
+        nodes = frozenset((trie_root,) if trie_root.hash is None else (trie_root, trie_root.hash))
         self.root = _State(nodes, first=True)
-        self.states: dict[frozenset[Node], _State] = {frozenset(nodes): self.root}
+        self.states: dict[frozenset[Node], _State] = {nodes: self.root}
+        self.trie_root = trie_root  # for MQTT's '$' rule, which takes its literal branch only
         self.dollar_rule = dollar_rule
         self.max_bytes = max_bytes
         self.bytes = 0  # charged so far; approximate under races, it only bounds memory
@@ -133,12 +148,16 @@ class DFA:
         subs = state.subs
         if subs is None:
             # The union is computed once per state, then every lookup ending here reuses it.
-            found = [subs for subs in map(subs_of, state.nodes) if subs]
+            found: list[frozenset[Hashable]] = []
+            for node in state.nodes:
+                subs = subs_of(node)
+                if subs:
+                    found.append(subs)
             subs = union_of(found)
             if len(found) < 2:  # a node's own set: nothing new is kept
                 state.subs = subs
             elif self.bytes < self.max_bytes:
-                self.bytes += _sizeof(subs)
+                self.bytes += subs.__sizeof__() + _GC_HEAD
                 state.subs = subs
         return subs
 
@@ -160,30 +179,31 @@ class DFA:
         if not nodes:
             return state  # dead: nothing can match any more
         if state.first and self.dollar_rule and word[:1] == "$":
-            # MQTT's '$' rule: only the root's literal branch (nodes[0] is the root).
-            return self._remember(state, word, step(nodes, word, nodes[0]))
+            # MQTT's '$' rule: only the root's literal branch.
+            return self._remember(state, word, frozenset(step((), word, self.trie_root)))
         fixed = state.fixed
         if fixed is None:
             fixed, dicts = self._split(nodes)
             if self.bytes < self.max_bytes:
                 state.fixed, state.children = fixed, dicts
-                self.bytes += _sizeof(fixed) + _sizeof(dicts)
+                self.bytes += fixed.__sizeof__() + dicts.__sizeof__() + 2 * _GC_HEAD
         else:
             dicts = state.children
-        alive: dict[Node, None] | None = None
+        found: list[Node] | None = None  # the literal children named word, and their '#' children
         for children in dicts:
             child = children.get(word)
             if child is not None:
-                if alive is None:
-                    alive = dict.fromkeys(fixed)
-                alive[child] = None
+                if found is None:
+                    found = [child]
+                else:
+                    found.append(child)
                 if child.hash is not None:
-                    alive[child.hash] = None
-        if alive is not None:
-            return self._remember(state, word, alive)
+                    found.append(child.hash)
+        if found is not None:
+            return self._remember(state, word, fixed.union(found))
         target = state.otherwise
         if target is None:
-            target = self._remember(state, word, dict.fromkeys(fixed))
+            target = self._remember(state, word, fixed)
             if self.bytes < self.max_bytes:
                 state.otherwise = target
             return target
@@ -191,28 +211,30 @@ class DFA:
         return target
 
     @staticmethod
-    def _split(nodes: tuple[Node, ...]) -> tuple[tuple[Node, ...], tuple[dict[str, Node], ...]]:
+    def _split(nodes: frozenset[Node]) -> tuple[frozenset[Node], tuple[dict[str, Node], ...]]:
         """The fixed part of a step from ``nodes`` and the children dicts to look words up in."""
-        fixed: dict[Node, None] = {}
-        for node in nodes:
+        fixed: list[Node] = []
+        dicts: list[dict[str, Node]] = []
+        for node in nodes:  # one pass: iterating a frozenset is a call per node, compiled or not
             if node.is_hash:
-                fixed[node] = None
+                fixed.append(node)
             star = node.star
             if star is not None:
-                fixed[star] = None
+                fixed.append(star)
                 if star.hash is not None:
-                    fixed[star.hash] = None
-        return tuple(fixed), tuple(node.children for node in nodes if node.children)
+                    fixed.append(star.hash)
+            if node.children:
+                dicts.append(node.children)
+        return frozenset(fixed), tuple(dicts)
 
-    def _remember(self, state: _State, word: str, alive: dict[Node, None]) -> _State:
+    def _remember(self, state: _State, word: str, alive: frozenset[Node]) -> _State:
         """The state of the node set ``alive``, reached from ``state`` by ``word``."""
-        key = frozenset(alive)
-        target = self.states.get(key)
+        target = self.states.get(alive)
         if target is None:
-            target = _State(tuple(alive))
+            target = _State(alive)
             if self.bytes < self.max_bytes:
-                target = self.states.setdefault(key, target)
-                self.bytes += _STATE_BYTES + ENTRY_BYTES + _sizeof(target.nodes) + _sizeof(key)
+                target = self.states.setdefault(alive, target)
+                self.bytes += _STATE_BYTES + ENTRY_BYTES + alive.__sizeof__() + _GC_HEAD
         self._link(state, word, target)
         return target
 
@@ -220,7 +242,8 @@ class DFA:
         """Remember the transition ``state`` --``word``--> ``target`` while there is room."""
         if self.bytes < self.max_bytes:
             state.next[word] = target
-            self.bytes += ENTRY_BYTES + _sizeof(word)
+            # str's own: the caller's word may be of a subclass, whose __sizeof__ could say anything.
+            self.bytes += ENTRY_BYTES + str.__sizeof__(word)
             self.transitions += 1
 
 
