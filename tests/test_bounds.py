@@ -269,7 +269,9 @@ def test_subscribe_many_on_one_node_is_linear(algorithm: str) -> None:
     # MQTT shared subscriptions with distinct groups all end on one node ('sensors/#'). Linear
     # building makes 4x the pairs cost about 4x (memory effects add a little); rebuilding the
     # node's union per pattern made it 16x (the cstrie's did, pattern by pattern, before it
-    # grouped a bulk call's patterns by node). The best of five interleaved pairs of builds.
+    # grouped a bulk call's patterns by node). The best of five interleaved pairs of builds; the
+    # bound sits between linear (4x) and that (16x), with room for a machine busy with other
+    # work (5.6x was seen once under load). A timing: to become a count of the steps taken.
     def build(k: int) -> float:
         m = Matcher(algorithm, "mqtt")
         pairs = [(f"$share/g{i}/sensors/#", i) for i in range(k)]
@@ -278,7 +280,7 @@ def test_subscribe_many_on_one_node_is_linear(algorithm: str) -> None:
         m.subscribe_many(pairs)
         return time.perf_counter() - start
 
-    assert min(build(16_000) / build(4_000) for _ in range(5)) < 5
+    assert min(build(16_000) / build(4_000) for _ in range(5)) < 8
 
 
 def test_a_subscribe_on_a_big_node_does_not_rebuild_its_union() -> None:
