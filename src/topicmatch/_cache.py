@@ -91,7 +91,7 @@ MAX_TOPIC_WORDS: Final = 16
 #: a record per miss (a hash and a dict insert, about 0.2 µs: a fifth of the walk of a topic that
 #: matches nothing). It is long enough for topics that come round in a cycle of up to 1,024 to
 #: repeat within it, which passes it (a window that stores anything passes: :meth:`_paid`).
-#: Measured against 2,048 and a first backoff of 8,192 in docs/performance.md.
+#: Against 2,048 and a first wait of 8,192: benchmarks/admission_window.py (docs/performance.md).
 ADMIT_WINDOW: Final = 1024
 ADMIT_PAYS: Final = 8
 #: Misses that admission stays off after a window that did not pay, first and at most.
