@@ -21,22 +21,12 @@ import sys
 import time
 from typing import Any
 
+from default_parts import _shape  # the same rows, built the same way (run from benchmarks/)
+
 from topicmatch import BUILD, Matcher
 from topicmatch.bench import shapes
 
 VARIANTS = ("default", "w2048", "no cache", "trie")
-
-
-def _shape(row: str) -> shapes.Shape:
-    if row == "distinct":
-        return shapes.distinct(10_000, 400_000)
-    if row == "unmatched-once":
-        base = shapes.unmatched(20_000, 10)
-        topics = [
-            f"u{i}/{'/'.join(t.split('/')[1:])}" for i, t in enumerate(shapes.distinct(10, 400_000).topics)
-        ]
-        return shapes.Shape(row, "mqtt", base.pairs, topics, once=True)
-    raise SystemExit(f"unknown row {row!r}")
 
 
 def _matcher(variant: str, shape: shapes.Shape) -> Matcher[Any]:
