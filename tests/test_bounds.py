@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import gc
 import random
-import time
 import tracemalloc
+from typing import Any
 
 import pytest
 
@@ -264,23 +264,45 @@ def test_the_trie_takes_a_bounded_number_of_bytes_per_subscription() -> None:
     assert grown / 10_000 < 1_100, grown / 10_000
 
 
-@pytest.mark.parametrize("algorithm", ["trie", "cstrie"])
-def test_subscribe_many_on_one_node_is_linear(algorithm: str) -> None:
-    # MQTT shared subscriptions with distinct groups all end on one node ('sensors/#'). Linear
-    # building makes 4x the pairs cost about 4x (memory effects add a little); rebuilding the
-    # node's union per pattern made it 16x (the cstrie's did, pattern by pattern, before it
-    # grouped a bulk call's patterns by node). The best of five interleaved pairs of builds; the
-    # bound sits between linear (4x) and that (16x), with room for a machine busy with other
-    # work (5.6x was seen once under load). A timing: to become a count of the steps taken.
-    def build(k: int) -> float:
-        m = Matcher(algorithm, "mqtt")
-        pairs = [(f"$share/g{i}/sensors/#", i) for i in range(k)]
-        gc.collect()
-        start = time.perf_counter()
-        m.subscribe_many(pairs)
-        return time.perf_counter() - start
+def _shared(count: int, group: str) -> list[tuple[str, int]]:
+    """MQTT shared subscriptions of ``count`` distinct groups: all end on one node ('sensors/#')."""
+    return [(f"$share/{group}{i}/sensors/#", i) for i in range(count)]
 
-    assert min(build(16_000) / build(4_000) for _ in range(5)) < 8
+
+def test_cstrie_subscribe_many_on_one_node_is_one_cas() -> None:
+    # The cstrie groups a bulk call's patterns by the node they end on: one C-node and one CAS
+    # for them all, O(pairs). One CAS per pattern copied the node's patterns each time: O(k^2),
+    # 5.1x the time for 4x the pairs. Every publishing CAS moves the version by two: counted,
+    # 16,000 patterns take one, as 4,000 do, where one by one they take one each.
+    m = Matcher("cstrie", "mqtt")
+    index: Any = m._index
+    for count, group in ((4_000, "a"), (16_000, "b")):
+        before = index._version
+        assert m.subscribe_many(_shared(count, group)) == count
+        assert index._version - before == 2
+    before = index._version
+    for pattern, subscriber in _shared(10, "c"):
+        m.subscribe(pattern, subscriber)
+    assert index._version - before == 2 * 10
+    assert m.lookup("sensors/x") == frozenset(range(16_000))
+
+
+def test_trie_subscribe_many_on_one_node_unites_nothing() -> None:
+    # The trie adds a bulk call's patterns one by one, each in O(its subscribers): the node's
+    # patterns are one dict, changed in place, and a big node's union waits for a lookup
+    # (tests/test_bounds.py::test_a_subscribe_on_a_big_node_does_not_rebuild_its_union), so no
+    # pattern copies what the ones before it added.
+    m = Matcher("trie", "mqtt")
+    m.subscribe_many(_shared(4_000, "a"))
+    node = m._index._root.children["sensors"].hash  # type: ignore[attr-defined]
+    patterns = node.by_pattern
+    m.subscribe_many(_shared(16_000, "b"))
+    assert node.by_pattern is patterns  # changed in place, never copied
+    assert len(patterns) == 20_000
+    assert node.subs is None  # no union made
+    assert node.big is not None
+    assert node.big.view is None
+    assert m.lookup("sensors/x") == frozenset(range(16_000))
 
 
 def test_a_subscribe_on_a_big_node_does_not_rebuild_its_union() -> None:

@@ -21,7 +21,14 @@ from topicmatch import (
     make_dialect,
 )
 from topicmatch._trie import TrieIndex
-from topicmatch._walk import UNION_BACKOFF, UNION_SLOTS, UNION_WINDOW, Unions
+from topicmatch._walk import (
+    UNION_BACKOFF,
+    UNION_MISS_SHARE,
+    UNION_PAYS,
+    UNION_SLOTS,
+    UNION_WINDOW,
+    Unions,
+)
 
 from .reference import MATCHES
 from .strategies import PATTERNS, TOPICS
@@ -170,6 +177,23 @@ def test_the_memo_switches_itself_off_where_topics_do_not_repeat_and_comes_back(
     m.lookup("x/w0")  # the wait is over: probed again, and kept
     assert governor.on
     assert any(unions.slots)
+
+
+def test_the_memo_switches_itself_off_where_big_unions_rarely_come_again() -> None:
+    # Unions of 2,001 subscribers, one topic in 64 a repeat: the hits save more than UNION_PAYS
+    # insertions per probe, but not a UNION_MISS_SHARE th of what the misses united as well
+    # (the million-subscription table's first lookups: benchmarks/union_memo_scale.py).
+    m = _wide(subscribers=2000)
+    m.subscribe_many([(f"+/w{i}", i) for i in range(UNION_WINDOW)])
+    unions = _unions(m)
+    for i in range(UNION_WINDOW - 1):
+        m.lookup("x/w0" if i % 64 == 0 else f"x/w{i}")
+    assert unions.governor.on
+    assert unions.saved >= UNION_PAYS * UNION_WINDOW  # enough by the hits alone
+    assert unions.saved < UNION_PAYS * UNION_WINDOW + unions.missed // UNION_MISS_SHARE
+    m.lookup(f"x/w{UNION_WINDOW - 1}")  # the window's last probe: judged
+    assert not unions.governor.on
+    assert not any(unions.slots)
 
 
 def test_small_unions_do_not_ask_the_memo() -> None:

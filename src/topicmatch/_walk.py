@@ -386,8 +386,16 @@ UNION_BACKOFF: Final = 16 * UNION_WINDOW
 UNION_MAX_BACKOFF: Final = 64 * UNION_WINDOW
 #: A window pays when its hits saved at least this many subscribers' insertions per probe: a
 #: hit (a tuple of the sets, its hash, a slot) costs about what uniting 16 subscribers does
-#: (the first table of ``benchmarks/union_memo.py``).
+#: (the first table of ``benchmarks/union_memo.py``)...
 UNION_PAYS: Final = 16
+#: ... plus a part of the subscribers of the unions its misses made: a miss hashes sets seen for
+#: the first time and keeps its union in place of one the CPU's caches held, a cost that grows
+#: with the union. At a million subscriptions, where topics seen once unite 11,000 subscribers
+#: and rarely the same sets, the first lookups with the memo held on ran at 0.91-0.96 of the rate
+#: without it compiled and 0.79-0.91 pure, though its hits saved 29 insertions per probe: a miss
+#: cost 0.04-0.27 of what uniting its subscribers does (``benchmarks/union_memo_scale.py``). A
+#: quarter errs high.
+UNION_MISS_SHARE: Final = 4
 
 
 class Unions:
@@ -419,8 +427,10 @@ class Unions:
 
     Whether it pays is judged by its :class:`~._governor.Governor`: every :data:`UNION_WINDOW`
     probes, if its hits saved fewer than :data:`UNION_PAYS` subscribers' insertions per probe
-    (topics that do not repeat, small unions), it empties itself and unites without probing
-    for :data:`UNION_BACKOFF` unions, doubling up to :data:`UNION_MAX_BACKOFF`. Readers share it
+    plus a :data:`UNION_MISS_SHARE` th of the subscribers its misses united (topics that do not
+    repeat, small unions, big unions that rarely come again), it empties itself and unites
+    without probing for :data:`UNION_BACKOFF` unions, doubling up to :data:`UNION_MAX_BACKOFF`.
+    Readers share it
     without a lock: a slot's store is one atomic store of an immutable entry, and a lost count
     only moves a judgement.
 
@@ -430,7 +440,7 @@ class Unions:
     True
     """
 
-    __slots__ = ("bytes", "gate", "governor", "hand", "keep", "max_bytes", "saved", "slots")
+    __slots__ = ("bytes", "gate", "governor", "hand", "keep", "max_bytes", "missed", "saved", "slots")
 
     def __init__(self, max_bytes: int, keep: int = UNION_MIN, gate: int = UNION_GATE) -> None:
         self.max_bytes = max_bytes
@@ -443,6 +453,7 @@ class Unions:
         self.hand = 0  # the next slot to drop when the charge must make room (see _keep)
         self.governor = Governor(UNION_WINDOW, UNION_BACKOFF, UNION_MAX_BACKOFF, self._paid)
         self.saved = 0  # subscribers' insertions the window's hits saved
+        self.missed = 0  # subscribers of the unions the window's misses made
 
     def of(self, found: list[frozenset[Hashable]]) -> frozenset[Hashable]:
         """The union of ``found``, as :func:`union_of`, from the memo when it holds it. O(1) on a
@@ -483,7 +494,9 @@ class Unions:
             self.saved += len(result)
             return result
         result = union_of(found)
-        if len(result) >= self.keep:
+        size = len(result)
+        self.missed += size
+        if size >= self.keep:
             self._keep(slot, key, result, entry)
         return result
 
@@ -523,12 +536,13 @@ class Unions:
 
     def _paid(self) -> bool:
         """The governor's test of a window: did the hits save :data:`UNION_PAYS` insertions per
-        probe? If not, the memo empties itself (its governor then keeps it off a while)."""
-        pays = self.saved >= UNION_PAYS * UNION_WINDOW
+        probe, and a :data:`UNION_MISS_SHARE` th of what the misses united? If not, the memo
+        empties itself (its governor then keeps it off a while)."""
+        pays = self.saved >= UNION_PAYS * UNION_WINDOW + self.missed // UNION_MISS_SHARE
         if not pays:
             self.slots = [None] * UNION_SLOTS
         self.bytes = sum(entry[2] for entry in self.slots if entry is not None)
-        self.saved = 0
+        self.saved = self.missed = 0
         return pays
 
 

@@ -12,8 +12,9 @@ MQTT, kombu for AMQP; NATS has none).
 Every row is measured twice. **Early life**: a matcher that has just been built (how a Spark task,
 a CLI run or a restarted broker meets it), over its first lookups: the rate of the first
 ``early[0]`` and of the first ``early[1]`` lookups, each contender built afresh for every round
-(on the large table, the first round on the one build of the steady phase before any lookup,
-later rounds on fresh builds of the default and the trie only). **Steady state**:
+and dropped after it, before the steady phase builds them all (on the large table, only the
+default, itself without a cache and the trie are; the others, whose builds take minutes there,
+get one round on the steady phase's builds before any lookup). **Steady state**:
 built once, one warm-up round, then rounds of lookups; on rows whose topics are seen once, every
 round reads topics no contender has seen.
 
@@ -264,9 +265,11 @@ def _rounds(
     return samples
 
 
-#: The contenders a large row's early life builds afresh for its later rounds: the default and
-#: the trie, whose ratio the matrix is about (a build of a million subscriptions: about 10 s).
-REBUILT_AT_SCALE: Final = ("default", "trie")
+#: The contenders a large row's early life builds afresh for every round: the default, itself
+#: without its cache and the trie, whose ratios the matrix is about (a build of a million
+#: subscriptions: about 10 s; the others' take minutes, so they get one round, on the steady
+#: phase's untouched builds).
+REBUILT_AT_SCALE: Final = ("default", "default, no cache", "trie")
 
 
 def _early_topics(shape: shapes.Shape, r: int, count: int) -> list[str]:
@@ -278,31 +281,30 @@ def _early_topics(shape: shapes.Shape, r: int, count: int) -> list[str]:
     return shape.topics[start : start + count]
 
 
+Samples = dict[int, dict[str, list[float]]]  # early window -> contender -> rate per round
+
+
 def _early_life(
     shape: shapes.Shape,
     row: Row,
     sizes: Sizes,
     repeat: int,
     progress: Progress,
+    names: list[str],
     built: dict[str, Contender] | None = None,
-) -> None:
-    """The early-life phases: each contender's first ``sizes.early`` lookups, built afresh every
-    round; or, given ``built`` (contenders no lookup has touched yet), the first round on those
-    and the later ones on fresh builds of :data:`REBUILT_AT_SCALE` only (the others' builds take
-    minutes at a million subscriptions: one sample each)."""
+) -> Samples:
+    """The early-life rates of ``names``: each contender's first ``sizes.early`` lookups, on a
+    build of its own made for the round and dropped after it (so that no other matcher of the row
+    is alive beside it); or, given ``built`` (contenders no lookup has touched yet), one round
+    on those."""
     windows = sizes.early
-    names = [n for n in contenders_for(shape.dialect) if not (n == "inverted_bitmap" and shape.once)]
-    samples: dict[int, dict[str, list[float]]] = {w: {n: [] for n in names} for w in windows}
-    for r in range(repeat):
-        progress(f"{row.name}: early life, round {r + 1} of {repeat}")
+    samples: Samples = {w: {n: [] for n in names} for w in windows}
+    rounds = repeat if built is None else 1
+    for r in range(rounds):
+        progress(f"{row.name}: early life, round {r + 1} of {rounds}, {', '.join(names)}")
         topics = _early_topics(shape, r, max(windows))
         for name in names if r % 2 == 0 else names[::-1]:
-            if built is None or (r and name in REBUILT_AT_SCALE):
-                contender: Contender | None = _build_one(name, shape, row, sizes)
-            elif r == 0:
-                contender = built.get(name)
-            else:
-                continue
+            contender = _build_one(name, shape, row, sizes) if built is None else built.get(name)
             if contender is None:
                 continue
             rates = _window_rates(contender.lookup, topics, windows, sizes.early_budget)
@@ -312,20 +314,29 @@ def _early_life(
                     lookups = "lookup" if done == 1 else "lookups"
                     row.notes.setdefault(name, f"first {w:,}: {done:,} {lookups} in the time budget")
             del contender
-    for w in windows:
-        _pair(row, f"first {w:,}", samples[w])
+    return samples
 
 
 def _lookup_row(
-    shape: shapes.Shape, title: str, sizes: Sizes, repeat: int, progress: Progress, memory: bool = False
+    shape: shapes.Shape, title: str, sizes: Sizes, repeat: int, progress: Progress, large: bool = False
 ) -> list[Row]:
+    """A row of lookups: early life, steady state, answers checked. ``large``: the large table,
+    whose memory per subscription is measured and whose early life rebuilds only
+    :data:`REBUILT_AT_SCALE` every round."""
     row = Row(shape.name, title, shape.dialect)
-    large = len(shape.pairs) >= 1_000_000
-    if not large:
-        _early_life(shape, row, sizes, repeat, progress)
-    built = _build_all(shape, row, sizes, progress, memory)
-    if large:  # a build per round and contender would take most of the run: the one build
-        _early_life(shape, row, sizes, repeat, progress, built)
+    names = [n for n in contenders_for(shape.dialect) if not (n == "inverted_bitmap" and shape.once)]
+    # Early life first, before the steady phase builds every contender: a fresh matcher meets
+    # a heap that holds no other matcher of the row.
+    early = _early_life(
+        shape, row, sizes, repeat, progress, [n for n in names if n in REBUILT_AT_SCALE or not large]
+    )
+    built = _build_all(shape, row, sizes, progress, memory=large)
+    if large:  # the others' one round, on their untouched steady builds
+        others = {n: c for n, c in built.items() if n not in REBUILT_AT_SCALE}
+        for w, more in _early_life(shape, row, sizes, repeat, progress, list(others), others).items():
+            early[w].update(more)
+    for w in sizes.early:
+        _pair(row, f"first {w:,}", early[w])
     reference = built["trie"]
     if shape.once:
         # Round r reads slice r: every round meets topics none of the contenders has seen (the
@@ -545,7 +556,7 @@ def _matrix(sizes: Sizes, repeat: int, progress: Progress, only: set[str] | None
     if wanted(f"subs-{sizes.million // 1000}k" if sizes.million < 1_000_000 else "subs-1M"):
         shape = shapes.million(sizes.million, max(sizes.once // 10, *sizes.early))
         title = f"{sizes.million:,} AMQP subscriptions (Zipf words), each topic's first lookup"
-        yield from _lookup_row(shape, title, sizes, repeat, progress, memory=True)
+        yield from _lookup_row(shape, title, sizes, repeat, progress, large=True)
     subscriptions, hot, burst, _ = sizes.burst
     if wanted(f"burst-{subscriptions // 1000}k"):
         shape = shapes.burst(subscriptions, hot, burst * (repeat + 1))
