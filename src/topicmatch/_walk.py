@@ -427,12 +427,11 @@ class Unions:
 
     Whether it pays is judged by its :class:`~._governor.Governor`: every :data:`UNION_WINDOW`
     probes, if its hits saved fewer than :data:`UNION_PAYS` subscribers' insertions per probe
-    plus a :data:`UNION_MISS_SHARE` th of the subscribers its misses united (topics that do not
-    repeat, small unions, big unions that rarely come again), it empties itself and unites
+    plus one in :data:`UNION_MISS_SHARE` of the subscribers its misses united (topics that do
+    not repeat, small unions, big unions that rarely come again), it empties itself and unites
     without probing for :data:`UNION_BACKOFF` unions, doubling up to :data:`UNION_MAX_BACKOFF`.
-    Readers share it
-    without a lock: a slot's store is one atomic store of an immutable entry, and a lost count
-    only moves a judgement.
+    Readers share it without a lock: a slot's store is one atomic store of an immutable entry,
+    and a lost count only moves a judgement.
 
     >>> memo = Unions(max_bytes=1 << 20)
     >>> a, b = frozenset(range(40)), frozenset(range(40, 80))
@@ -536,8 +535,8 @@ class Unions:
 
     def _paid(self) -> bool:
         """The governor's test of a window: did the hits save :data:`UNION_PAYS` insertions per
-        probe, and a :data:`UNION_MISS_SHARE` th of what the misses united? If not, the memo
-        empties itself (its governor then keeps it off a while)."""
+        probe, plus one in :data:`UNION_MISS_SHARE` of the subscribers the misses united? If
+        not, the memo empties itself (its governor then keeps it off a while)."""
         pays = self.saved >= UNION_PAYS * UNION_WINDOW + self.missed // UNION_MISS_SHARE
         if not pays:
             self.slots = [None] * UNION_SLOTS
