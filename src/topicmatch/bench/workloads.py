@@ -12,13 +12,14 @@ MQTT, kombu for AMQP; NATS has none).
 Every row is measured twice. **Early life**: a matcher that has just been built (how a Spark task,
 a CLI run or a restarted broker meets it), over its first lookups: the rate of the first
 ``early[0]`` and of the first ``early[1]`` lookups, each contender built afresh for every round
-and dropped after it, before the steady phase builds them all (on the large table, only the
-default, itself without a cache and the trie are; the others, whose builds take minutes there,
-get one round on the steady phase's builds before any lookup). **Steady state**:
-built once, one warm-up round, then rounds of lookups; on rows whose topics are seen once, every
-round reads topics no contender has seen.
+and dropped after it (on the large table, only the default, itself without a cache and the trie
+are; the others, whose builds take minutes there, get one round on the steady phase's builds
+before any lookup). **Steady state**: built once, one warm-up round, then rounds of lookups; on
+rows whose topics are seen once, every round reads topics no contender has seen.
 
-Method. Contenders are measured in alternation: round after round each runs once in turn (the
+Method. Every contender is built and measured in a process of its own, forked from the one that
+holds the row's data (:mod:`.alone`): no contender shares a heap with another, or with the builds
+before it. Contenders are measured in alternation: round after round each runs once in turn (the
 order reversed every other round, early life), so that a noisy machine slows them alike; a figure
 is the median of the rounds, and a ratio the median over the rounds of the default's rate divided
 by the other's in the same round. A run stops at a time budget (wall time) and its rate is computed on the
@@ -36,6 +37,7 @@ and the report shows the rate before the burst beside it.
 
 from __future__ import annotations
 
+import functools
 import gc
 import time
 import tracemalloc
@@ -45,6 +47,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from . import charts, shapes
+from .alone import Alone
 from .contenders import ALGORITHMS, Contender, NotBuilt, build, contenders_for
 from .report import Progress, Report, fmt_int
 from .timing import median
@@ -127,23 +130,17 @@ def _phases(sizes: Sizes) -> list[str]:
     return [f"first {n:,}" for n in sizes.early] + [STEADY]
 
 
-def _lookups(lookup: Callable[[str], Any], topics: list[str], budget: float) -> float:
-    """Lookups per second of ``lookup`` over ``topics``, stopping after ``budget`` seconds.
-
-    The clock is read after 1, 2, 4, ... 64 lookups, then every 64: a matcher that takes seconds
-    per lookup (naive or kombu at a million subscriptions) stops after the first one past the
-    budget, not after 64 of them.
-    """
-    rates = _window_rates(lookup, topics, (len(topics),), budget)
-    return rates[len(topics)][0]
-
-
 def _window_rates(
     lookup: Callable[[str], Any], topics: list[str], windows: tuple[int, ...], budget: float
 ) -> dict[int, tuple[float, int]]:
     """For each window ``w``: the rate of the first ``w`` lookups of ``topics`` and how many were
     done (fewer than ``w`` when the ``budget`` in seconds ran out first: the rate is then that of
-    the lookups done). The clock is read as :func:`_lookups` says, and at each window's end."""
+    the lookups done).
+
+    The clock is read after 1, 2, 4, ... 64 lookups, then every 64, and at each window's end: a
+    matcher that takes seconds per lookup (naive or kombu at a million subscriptions) stops after
+    the first one past the budget, not after 64 of them.
+    """
     # Rates in this thread's CPU time (another process on a shared machine does not count
     # against the contender that happens to run meanwhile); the budget in wall time.
     cpu, clock = time.thread_time, time.perf_counter
@@ -167,36 +164,18 @@ def _window_rates(
     return out
 
 
-def _check(
-    name: str, row: Row, contender: Contender, reference: Contender, topics: list[str], budget: float
-) -> None:
-    """Compare with the trie on ``topics``: an error for topicmatch, a counted note for a peer.
+# -- in a contender's own process (.alone): what the parent asks it to run ------------------
+@dataclass
+class _Held:
+    """What a contender's process keeps: the contender, and the row's data it inherited."""
 
-    A slow contender (naive or kombu at a million subscriptions: seconds per lookup) is checked
-    on the topics it gets through in ``budget`` seconds, at least ten.
-    """
-    wrong, checked = [], 0
-    deadline = time.perf_counter() + budget
-    for topic in topics:
-        if set(contender.lookup(topic)) != set(reference.lookup(topic)):
-            wrong.append(topic)
-        checked += 1
-        if checked >= 10 and time.perf_counter() > deadline:
-            break
-    if not wrong:
-        return
-    if name in ALGORITHMS:
-        raise AssertionError(f"{name} disagrees with the trie on {row.name}: {wrong[:3]}")
-    row.notes[name] = f"wrong on {len(wrong)} of {checked} checked topics (e.g. `{wrong[0]}`)"
+    contender: Contender
+    shape: shapes.Shape
 
 
-def _build_one(
-    name: str, shape: shapes.Shape, row: Row, sizes: Sizes, memory: bool = False
-) -> Contender | None:
-    """Contender ``name`` holding the row's pairs, or None with a note saying why not."""
-    if name == "inverted_bitmap" and (shape.once or shape.hot):
-        row.notes[name] = "not run: its topic space must be known up front, and these topics are new"
-        return None
+def _make(name: str, shape: shapes.Shape, sizes: Sizes, memory: bool) -> tuple[_Held | None, dict[str, Any]]:
+    """Contender ``name`` holding the row's pairs, and what its build measured (``note``: why
+    it could not be built)."""
     gc.collect()
     if memory:
         tracemalloc.start()
@@ -204,16 +183,79 @@ def _build_one(
     try:
         built = build(name, shape.dialect, shape.pairs, lambda: shape.topics, sizes.build_budget)
     except NotBuilt as why:
-        row.notes[name] = f"not run: {why}"
-        return None
+        return None, {"note": f"not run: {why}"}
     finally:
         if memory:
             allocated = tracemalloc.get_traced_memory()[0]
             tracemalloc.stop()
-    row.extra.setdefault(name, {})["build_s"] = time.perf_counter() - start
+    measured: dict[str, Any] = {"build_s": time.perf_counter() - start}
     if memory:
-        row.extra[name]["bytes_per_subscription"] = allocated / len(shape.pairs)
-    return built
+        measured["bytes_per_subscription"] = allocated / len(shape.pairs)
+    return _Held(built, shape), measured
+
+
+def _topics(shape: shapes.Shape, source: str, start: int, stop: int) -> list[str]:
+    """Lookups ``start:stop`` of the row's ``topics``, or of its ``hot`` subjects round and round."""
+    if source == "hot":
+        return [shape.hot[i % len(shape.hot)] for i in range(start, stop)]
+    return shape.topics[start:stop]
+
+
+def _rates_of(
+    held: _Held, source: str, start: int, stop: int, windows: tuple[int, ...], budget: float
+) -> dict[int, tuple[float, int]]:
+    """:func:`_window_rates` of the contender over :func:`_topics`."""
+    return _window_rates(held.contender.lookup, _topics(held.shape, source, start, stop), windows, budget)
+
+
+def _digest(answer: Any) -> tuple[int, int]:
+    """An answer as its size and the hash of its set (forked processes share the hash seed)."""
+    found = frozenset(answer)
+    return len(found), hash(found)
+
+
+def _answers(held: _Held, topics: list[str], budget: float) -> list[tuple[int, int]]:
+    """The :func:`_digest` of the contender's answer to each of ``topics``, as many as it gets
+    through in ``budget`` seconds (at least ten: naive or kombu at a million subscriptions take
+    seconds per lookup)."""
+    out = []
+    deadline = time.perf_counter() + budget
+    for topic in topics:
+        out.append(_digest(held.contender.lookup(topic)))
+        if len(out) >= 10 and time.perf_counter() > deadline:
+            break
+    return out
+
+
+# -- in the parent ----------------------------------------------------------------------------
+def _check(
+    name: str, row: Row, alone: Alone, reference: list[tuple[int, int]], topics: list[str], budget: float
+) -> None:
+    """Compare with the trie's answers (``reference``, digests of ``topics``): an error for
+    topicmatch, a counted note for a peer."""
+    got = alone.call(_answers, topics, budget)
+    wrong = [topic for topic, mine, right in zip(topics, got, reference, strict=False) if mine != right]
+    if not wrong:
+        return
+    if name in ALGORITHMS:
+        raise AssertionError(f"{name} disagrees with the trie on {row.name}: {wrong[:3]}")
+    row.notes[name] = f"wrong on {len(wrong)} of {len(got)} checked topics (e.g. `{wrong[0]}`)"
+
+
+def _build_one(name: str, shape: shapes.Shape, row: Row, sizes: Sizes, memory: bool = False) -> Alone | None:
+    """Contender ``name`` holding the row's pairs, in a process of its own (:mod:`.alone`), or
+    None with a note saying why not."""
+    if name == "inverted_bitmap" and (shape.once or shape.hot):
+        row.notes[name] = "not run: its topic space must be known up front, and these topics are new"
+        return None
+    alone = Alone(functools.partial(_make, name, shape, sizes, memory))
+    note = alone.built.pop("note", None)
+    if note is not None:
+        row.notes[name] = note
+        alone.close()
+        return None
+    row.extra.setdefault(name, {}).update(alone.built)
+    return alone
 
 
 def _build_all(
@@ -223,8 +265,9 @@ def _build_all(
     progress: Progress,
     memory: bool = False,
     skip: tuple[str, ...] = (),
-) -> dict[str, Contender]:
-    built: dict[str, Contender] = {}
+) -> dict[str, Alone]:
+    """Every contender of the row, each in a process of its own (:func:`_close` them)."""
+    built: dict[str, Alone] = {}
     for name in contenders_for(shape.dialect):
         if name in skip:
             row.notes[name] = f"not run: {len(shape.pairs):,} subscriptions (see the subs-1M row)"
@@ -234,6 +277,11 @@ def _build_all(
         if contender is not None:
             built[name] = contender
     return built
+
+
+def _close(built: dict[str, Alone]) -> None:
+    for alone in built.values():
+        alone.close()
 
 
 def _pair(row: Row, phase: str, samples: dict[str, list[float]]) -> None:
@@ -272,13 +320,19 @@ def _rounds(
 REBUILT_AT_SCALE: Final = ("default", "default, no cache", "trie")
 
 
-def _early_topics(shape: shapes.Shape, r: int, count: int) -> list[str]:
-    """The topics of early-life round ``r``: a fresh matcher reads the row's sequence from its
-    start, or (topics seen once) its own slice of them."""
+def _rate(alone: Alone, source: str, start: int, stop: int, budget: float) -> float:
+    """The rate of the contender's lookups ``start:stop`` of :func:`_topics`, cut at ``budget``
+    seconds (:func:`_window_rates`)."""
+    return float(alone.call(_rates_of, source, start, stop, (stop - start,), budget)[stop - start][0])
+
+
+def _early_topics(shape: shapes.Shape, r: int, count: int) -> tuple[int, int]:
+    """The topics of early-life round ``r`` (start and stop): a fresh matcher reads the row's
+    sequence from its start, or (topics seen once) its own slice of them."""
     if not shape.once:
-        return shape.topics[:count]
+        return 0, count
     start = (r * count) % max(1, len(shape.topics) - count)
-    return shape.topics[start : start + count]
+    return start, start + count
 
 
 Samples = dict[int, dict[str, list[float]]]  # early window -> contender -> rate per round
@@ -291,29 +345,29 @@ def _early_life(
     repeat: int,
     progress: Progress,
     names: list[str],
-    built: dict[str, Contender] | None = None,
+    built: dict[str, Alone] | None = None,
 ) -> Samples:
     """The early-life rates of ``names``: each contender's first ``sizes.early`` lookups, on a
-    build of its own made for the round and dropped after it (so that no other matcher of the row
-    is alive beside it); or, given ``built`` (contenders no lookup has touched yet), one round
-    on those."""
+    build of its own made for the round, in a process of its own, and dropped after it; or,
+    given ``built`` (contenders no lookup has touched yet), one round on those."""
     windows = sizes.early
     samples: Samples = {w: {n: [] for n in names} for w in windows}
     rounds = repeat if built is None else 1
     for r in range(rounds):
         progress(f"{row.name}: early life, round {r + 1} of {rounds}, {', '.join(names)}")
-        topics = _early_topics(shape, r, max(windows))
+        start, stop = _early_topics(shape, r, max(windows))
         for name in names if r % 2 == 0 else names[::-1]:
-            contender = _build_one(name, shape, row, sizes) if built is None else built.get(name)
-            if contender is None:
+            alone = _build_one(name, shape, row, sizes) if built is None else built.get(name)
+            if alone is None:
                 continue
-            rates = _window_rates(contender.lookup, topics, windows, sizes.early_budget)
+            rates = alone.call(_rates_of, "topics", start, stop, windows, sizes.early_budget)
+            if built is None:
+                alone.close()
             for w, (rate, done) in rates.items():
                 samples[w][name].append(rate)
                 if done < w:
                     lookups = "lookup" if done == 1 else "lookups"
                     row.notes.setdefault(name, f"first {w:,}: {done:,} {lookups} in the time budget")
-            del contender
     return samples
 
 
@@ -325,42 +379,44 @@ def _lookup_row(
     :data:`REBUILT_AT_SCALE` every round."""
     row = Row(shape.name, title, shape.dialect)
     names = [n for n in contenders_for(shape.dialect) if not (n == "inverted_bitmap" and shape.once)]
-    # Early life first, before the steady phase builds every contender: a fresh matcher meets
-    # a heap that holds no other matcher of the row.
     early = _early_life(
         shape, row, sizes, repeat, progress, [n for n in names if n in REBUILT_AT_SCALE or not large]
     )
     built = _build_all(shape, row, sizes, progress, memory=large)
-    if large:  # the others' one round, on their untouched steady builds
-        others = {n: c for n, c in built.items() if n not in REBUILT_AT_SCALE}
-        for w, more in _early_life(shape, row, sizes, repeat, progress, list(others), others).items():
-            early[w].update(more)
-    for w in sizes.early:
-        _pair(row, f"first {w:,}", early[w])
-    reference = built["trie"]
-    if shape.once:
-        # Round r reads slice r: every round meets topics none of the contenders has seen (the
-        # early life read the start of the list: the steady rounds read from its end).
-        per_round = min(len(shape.topics) // (repeat + 2), sizes.once)
-        slices = [shape.topics[-(r + 1) * per_round :][:per_round] for r in range(repeat + 1)]
-    else:
-        slices = [shape.topics] * (repeat + 1)
-    progress(f"{row.name}: steady state, {len(built)} contenders")
-    budget = sizes.once_budget if shape.once else sizes.budget
-    measure = lambda n, r: _lookups(built[n].lookup, slices[r], budget)  # noqa: E731
-    _pair(row, STEADY, _rounds(list(built), repeat, measure))
-    rows = [row]
-    if shape.once and shape.name.startswith("subs-"):
-        # Repeats: the topics of the warm-up slice, which every contender has seen by now.
-        again = Row(f"{shape.name} repeat", "the same table, topics looked up before", shape.dialect)
-        progress(f"{again.name}: steady state")
-        measure = lambda n, _r: _lookups(built[n].lookup, slices[0], sizes.budget)  # noqa: E731
-        _pair(again, STEADY, _rounds(list(built), repeat, measure))
-        again.notes.update(row.notes)
-        rows.append(again)
-    sample = list(dict.fromkeys(shape.topics[:SAMPLE]))
-    for name, contender in built.items():
-        _check(name, row, contender, reference, sample, sizes.build_budget / 10)
+    try:
+        if large:  # the others' one round, on their untouched steady builds
+            others = {n: c for n, c in built.items() if n not in REBUILT_AT_SCALE}
+            for w, more in _early_life(shape, row, sizes, repeat, progress, list(others), others).items():
+                early[w].update(more)
+        for w in sizes.early:
+            _pair(row, f"first {w:,}", early[w])
+        count = len(shape.topics)
+        if shape.once:
+            # Round r reads slice r: every round meets topics none of the contenders has seen
+            # (the early life read the start of the list: the steady rounds read from its end).
+            per_round = min(count // (repeat + 2), sizes.once)
+            slices = [(count - (r + 1) * per_round, count - r * per_round) for r in range(repeat + 1)]
+        else:
+            slices = [(0, count)] * (repeat + 1)
+        progress(f"{row.name}: steady state, {len(built)} contenders")
+        budget = sizes.once_budget if shape.once else sizes.budget
+        measure = lambda n, r: _rate(built[n], "topics", *slices[r], budget)  # noqa: E731
+        _pair(row, STEADY, _rounds(list(built), repeat, measure))
+        rows = [row]
+        if shape.once and shape.name.startswith("subs-"):
+            # Repeats: the topics of the warm-up slice, which every contender has seen by now.
+            again = Row(f"{shape.name} repeat", "the same table, topics looked up before", shape.dialect)
+            progress(f"{again.name}: steady state")
+            measure = lambda n, _r: _rate(built[n], "topics", *slices[0], sizes.budget)  # noqa: E731
+            _pair(again, STEADY, _rounds(list(built), repeat, measure))
+            again.notes.update(row.notes)
+            rows.append(again)
+        sample = list(dict.fromkeys(shape.topics[:SAMPLE]))
+        reference = built["trie"].call(_answers, sample, sizes.build_budget)
+        for name, alone in built.items():
+            _check(name, row, alone, reference, sample, sizes.build_budget / 10)
+    finally:
+        _close(built)
     return rows
 
 
@@ -413,6 +469,20 @@ def _churn_run(
     return rates, w
 
 
+def _churn_in(
+    held: _Held, first_write: int, windows: tuple[int, ...], budget: float, timed: bool
+) -> tuple[dict[int, float], int, list[int], float]:
+    """:func:`_churn_run` on the row's topics and writes, in the contender's process: its rates,
+    the next write, each write's duration in ns (if ``timed``) and the run's wall time in s."""
+    times: list[int] = []
+    start = time.perf_counter()
+    shape, record = held.shape, times if timed else None
+    rates, next_write = _churn_run(
+        held.contender, shape.writes, first_write, shape.topics, windows, budget, record
+    )
+    return rates, next_write, times, time.perf_counter() - start
+
+
 def _churn_row(shape: shapes.Shape, sizes: Sizes, repeat: int, progress: Progress) -> Row:
     row = Row(
         shape.name,
@@ -426,13 +496,13 @@ def _churn_row(shape: shapes.Shape, sizes: Sizes, repeat: int, progress: Progres
     for r in range(repeat):
         progress(f"{row.name}: early life, round {r + 1} of {repeat}")
         for name in names if r % 2 == 0 else names[::-1]:
-            contender = _build_one(name, shape, row, sizes)
-            if contender is None:
+            alone = _build_one(name, shape, row, sizes)
+            if alone is None:
                 continue
-            rates, _ = _churn_run(contender, shape.writes, 0, shape.topics, windows, sizes.early_budget, None)
+            with alone:
+                rates, *_ = alone.call(_churn_in, 0, windows, sizes.early_budget, False)
             for w in windows:
                 early[w][name].append(rates[w])
-            del contender
     for w in windows:
         _pair(row, f"first {w:,}", early[w])
     # Steady state: built once; each round goes on with the writes where the last one stopped.
@@ -442,42 +512,54 @@ def _churn_row(shape: shapes.Shape, sizes: Sizes, repeat: int, progress: Progres
     achieved: dict[str, list[float]] = {name: [] for name in built}
 
     def measure(name: str, r: int) -> float:
-        start = time.perf_counter()
-        rates, next_write = _churn_run(
-            built[name],
-            shape.writes,
-            done[name],
-            shape.topics,
-            (10**12,),
-            sizes.budget,
-            latencies[name] if r else None,
-        )
+        call = built[name].call
+        rates, next_write, times, wall = call(_churn_in, done[name], (10**12,), sizes.budget, r > 0)
         if r:
-            achieved[name].append((next_write - done[name]) / (time.perf_counter() - start))
+            latencies[name] += times
+            achieved[name].append((next_write - done[name]) / wall)
         done[name] = next_write
-        return rates[10**12]
+        return float(rates[10**12])
 
-    progress(f"{row.name}: steady state, {len(built)} contenders")
-    _pair(row, STEADY, _rounds(list(built), repeat, measure))
-    for name, times in latencies.items():
-        times.sort()
-        if times:
-            row.extra[name].update(
-                write_p50_us=times[len(times) // 2] / 1e3,
-                write_p99_us=times[min(len(times) - 1, len(times) * 99 // 100)] / 1e3,
-                write_max_us=times[-1] / 1e3,
-                writes_per_s=median(achieved[name]),
-            )
-        if achieved[name] and median(achieved[name]) < 0.9 * WRITE_RATE:
-            row.notes[name] = f"kept up {median(achieved[name]):,.0f} writes/s of {WRITE_RATE:,}"
-    # The answers after the same writes: a fresh trie replays the writes each contender applied.
-    sample = list(dict.fromkeys(shape.topics[:SAMPLE]))
-    for name, contender in built.items():
-        reference = build("trie", shape.dialect, shape.pairs, lambda: (), sizes.build_budget)
-        for adding, pattern, subscriber in shape.writes[: done[name]]:
-            (reference.subscribe if adding else reference.unsubscribe)(pattern, subscriber)
-        _check(name, row, contender, reference, sample, sizes.build_budget / 10)
+    try:
+        progress(f"{row.name}: steady state, {len(built)} contenders")
+        _pair(row, STEADY, _rounds(list(built), repeat, measure))
+        for name, times in latencies.items():
+            times.sort()
+            if times:
+                row.extra[name].update(
+                    write_p50_us=times[len(times) // 2] / 1e3,
+                    write_p99_us=times[min(len(times) - 1, len(times) * 99 // 100)] / 1e3,
+                    write_max_us=times[-1] / 1e3,
+                    writes_per_s=median(achieved[name]),
+                )
+            if achieved[name] and median(achieved[name]) < 0.9 * WRITE_RATE:
+                row.notes[name] = f"kept up {median(achieved[name]):,.0f} writes/s of {WRITE_RATE:,}"
+        # The answers after the same writes: a fresh trie replays the writes each contender applied.
+        sample = list(dict.fromkeys(shape.topics[:SAMPLE]))
+        for name, alone in built.items():
+            reference = build("trie", shape.dialect, shape.pairs, lambda: (), sizes.build_budget)
+            for adding, pattern, subscriber in shape.writes[: done[name]]:
+                (reference.subscribe if adding else reference.unsubscribe)(pattern, subscriber)
+            right = [_digest(reference.lookup(topic)) for topic in sample]
+            _check(name, row, alone, right, sample, sizes.build_budget / 10)
+    finally:
+        _close(built)
     return row
+
+
+def _burst_in(
+    held: _Held, r: int, burst_count: int, after: int, budget: float, burst_budget: float
+) -> tuple[float, float, int, float]:
+    """Round ``r`` of the burst row, in the contender's process: the rate of the hot subjects
+    until warm (20 times over), of the round's burst of new ones (and how many it got through
+    in ``burst_budget`` seconds), and of the first ``after`` lookups of the hot ones again."""
+    lookup, shape = held.contender.lookup, held.shape
+    warm = len(shape.hot) * 20
+    before = _window_rates(lookup, _topics(shape, "hot", 0, warm), (warm,), budget)[warm][0]
+    new = shape.topics[r * burst_count : (r + 1) * burst_count]
+    rate, done = _window_rates(lookup, new, (len(new),), burst_budget)[len(new)]
+    again = _window_rates(lookup, _topics(shape, "hot", 0, after), (after,), budget)[after][0]
+    return before, rate, done, again
 
 
 def _burst_row(shape: shapes.Shape, sizes: Sizes, repeat: int, progress: Progress) -> Row:
@@ -493,33 +575,34 @@ def _burst_row(shape: shapes.Shape, sizes: Sizes, repeat: int, progress: Progres
     # At a million subscriptions a lookup of the scans takes seconds, and their builds minutes.
     slow = ("naive", "inverted_bitmap", "optimized_bitmap") if len(shape.pairs) >= 1_000_000 else ()
     built = _build_all(shape, row, sizes, progress, skip=slow)
-    hot = shape.hot * (after // len(shape.hot) + 1)
-    warm = shape.hot * 20
     before: dict[str, list[float]] = {n: [] for n in built}
     burst_rates: dict[str, list[float]] = {n: [] for n in built}
 
     def measure(name: str, r: int) -> float | None:
-        lookup = built[name].lookup
-        before[name].append(_lookups(lookup, warm, sizes.budget))
-        new = shape.topics[r * burst_count : (r + 1) * burst_count]
         # A burst is 20x an early-life window's lookups: its own budget, so no contender is cut.
-        rate, done = _window_rates(lookup, new, (len(new),), sizes.build_budget / 10)[len(new)]
+        hot, rate, done, again = built[name].call(
+            _burst_in, r, burst_count, after, sizes.budget, sizes.build_budget / 10
+        )
+        before[name].append(hot)
         burst_rates[name].append(rate)
-        if done < len(new):
-            row.notes[name] = f"not run: {done:,} of the {len(new):,} burst lookups in the time budget"
+        if done < burst_count:
+            row.notes[name] = f"not run: {done:,} of the {burst_count:,} burst lookups in the time budget"
             return None
-        return _lookups(lookup, hot[:after], sizes.budget)
+        return float(again)
 
-    progress(f"{row.name}: hot, burst, hot again: {len(built)} contenders")
-    samples = _rounds(list(built), repeat, measure)
-    for phase in _phases(sizes):
-        _pair(row, phase, samples)
-    for name in built:
-        row.extra[name].update(hot_before=median(before[name]), burst=median(burst_rates[name]))
-    sample = list(dict.fromkeys(shape.hot[:SAMPLE] + shape.topics[:SAMPLE]))
-    reference = built["trie"]
-    for name, contender in built.items():
-        _check(name, row, contender, reference, sample, sizes.build_budget / 10)
+    try:
+        progress(f"{row.name}: hot, burst, hot again: {len(built)} contenders")
+        samples = _rounds(list(built), repeat, measure)
+        for phase in _phases(sizes):
+            _pair(row, phase, samples)
+        for name in built:
+            row.extra[name].update(hot_before=median(before[name]), burst=median(burst_rates[name]))
+        sample = list(dict.fromkeys(shape.hot[:SAMPLE] + shape.topics[:SAMPLE]))
+        reference = built["trie"].call(_answers, sample, sizes.build_budget)
+        for name, alone in built.items():
+            _check(name, row, alone, reference, sample, sizes.build_budget / 10)
+    finally:
+        _close(built)
     return row
 
 
