@@ -1,6 +1,6 @@
 """What each part of the default engine earns: the default against itself without one part.
 
-    .venv/bin/python benchmarks/default_parts.py [ROUNDS] [ROWS]
+    .venv/bin/python benchmarks/default_parts.py [ROUNDS] [ROWS] [--variants V[,V...]]
 
 Variants, each a fresh matcher per round in a process of its own (so that no variant inherits
 another's memory layout or warm caches), alternating in order round by round:
@@ -18,13 +18,16 @@ once that match nobody, ``study``, ``zipf``, ``unmatched``, ``churn`` with its w
 among the lookups, ``fanout`` 100,000 subscribers on 10 filters). Printed per row: the median
 lookups/s of each variant over the first 10,000 and the first 100,000 lookups of a fresh
 matcher, and its ratio to the default (median of the rounds' ratios). A row not in the default
-list, ``subs-1M`` (the workload matrix's million AMQP subscriptions, topics seen once), is run
-when named. Thread CPU time, not wall time: another process on the machine does not count
+list is run when named: ``distinct-100k`` (the matrix's 100,000 filters, topics seen once) and
+``subs-1M`` (its million AMQP subscriptions, topics seen once). ``--variants`` runs some
+variants only (``default`` always: the ratios are to it), e.g. ``--variants trie`` for the
+default against the trie alone. Thread CPU time, not wall time: another process on the machine does not count
 against a variant.
 """
 
 from __future__ import annotations
 
+import argparse
 import gc
 import json
 import os
@@ -47,6 +50,8 @@ WRITE_EVERY = 8  # churn: a subscribe or unsubscribe every this many lookups
 def _shape(row: str) -> shapes.Shape:
     if row == "distinct":
         return shapes.distinct(10_000, 400_000)
+    if row == "distinct-100k":  # asked for by name only
+        return shapes.distinct(100_000, 400_000)
     if row == "unmatched-once":
         base = shapes.unmatched(20_000, 10)
         topics = [
@@ -108,11 +113,11 @@ def _child(row: str, variant: str, round_: int) -> None:
     print(json.dumps(out))
 
 
-def main(rounds: int, rows: list[str]) -> None:
+def main(rounds: int, rows: list[str], variants: tuple[str, ...]) -> None:
     for row in rows:
-        rates: dict[str, dict[int, list[float]]] = {v: {w: [] for w in WINDOWS} for v in VARIANTS}
+        rates: dict[str, dict[int, list[float]]] = {v: {w: [] for w in WINDOWS} for v in variants}
         for r in range(rounds):
-            for variant in VARIANTS if r % 2 == 0 else VARIANTS[::-1]:
+            for variant in variants if r % 2 == 0 else variants[::-1]:
                 run = subprocess.run(
                     [sys.executable, __file__, "--child", row, variant, str(r)],
                     capture_output=True,
@@ -125,7 +130,7 @@ def main(rounds: int, rows: list[str]) -> None:
         for w in WINDOWS:
             base = rates["default"][w]
             cells = []
-            for variant in VARIANTS:
+            for variant in variants:
                 ratio = statistics.median(a / b for a, b in zip(rates[variant][w], base, strict=True))
                 cells.append(f"{variant} {statistics.median(rates[variant][w]):,.0f}/s ({ratio:.2f})")
             print(f"{row}, first {w:,}: " + "; ".join(cells), flush=True)
@@ -135,7 +140,20 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--child"]:
         _child(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     else:
+        parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+        parser.add_argument("rounds", type=int, nargs="?", default=5, help="rounds (default 5)")
+        parser.add_argument(
+            "rows", nargs="?", default=",".join(ROWS), help="ROW[,ROW...] (default: " + ",".join(ROWS) + ")"
+        )
+        parser.add_argument(
+            "--variants", default=",".join(VARIANTS[1:]), help="V[,V...] beside the default (default: all)"
+        )
+        options = parser.parse_args()
+        chosen = options.variants.split(",")
+        if unknown := set(chosen) - set(VARIANTS):
+            parser.error(f"unknown variants {sorted(unknown)}; choose among {', '.join(VARIANTS)}")
         main(
-            int(sys.argv[1]) if len(sys.argv) > 1 else 5,
-            sys.argv[2].split(",") if len(sys.argv) > 2 else list(ROWS),
+            options.rounds,
+            options.rows.split(","),
+            tuple(v for v in VARIANTS if v == "default" or v in chosen),
         )
