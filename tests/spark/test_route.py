@@ -20,11 +20,11 @@ from topicmatch.spark import (
     SparkPipelineError,
     Subscriptions,
     SubscriptionsError,
-    _plan,
     quarantine,
     route,
 )
 from topicmatch.spark._plan import LITERAL_COL, SPLIT_FROM, choose
+from topicmatch.spark._route import LAYOUTS, _route
 
 from .helpers import expected_deliveries, pairs_of
 
@@ -184,17 +184,18 @@ def test_the_split_plan_gives_the_matchers_deliveries(
 
 @pytest.mark.parametrize("dialect", ["amqp", "mqtt", "nats"])
 def test_the_shard_plan_gives_the_matchers_deliveries(
-    spark: SparkSession, generated: dict[str, Path], dialect: str, monkeypatch: pytest.MonkeyPatch
+    spark: SparkSession, generated: dict[str, Path], dialect: str
 ) -> None:
     """Shards of 80 pairs (so that the generated table is cut in several), every
-    message shuffled to its topic's shard: the matcher plan's deliveries, in both layouts."""
+    message shuffled to its topic's shard: the matcher plan's deliveries, in both layouts.
+    (``route`` chooses with the shipped sizes; the plan of small shards goes to the function
+    that it calls with its choice.)"""
     pairs = _split_table(spark, generated[dialect], dialect)
     sep = SEP[dialect]
     pairs += [("", "empty")] if dialect == "amqp" else []  # zero words: matches the empty key only
     pairs += [(f"$share/g/orders{sep}+", "shared")] if dialect == "mqtt" else []
     table = Subscriptions.from_pairs(pairs, dialect=dialect)
-    monkeypatch.setattr(_plan, "SHARD_PAIRS", 80)
-    plan = choose(table, "shard")
+    plan = choose(table, "shard", shard_pairs=80)
     assert plan.name == "shard"
     assert plan.shards is not None
     assert plan.literal is not None
@@ -208,14 +209,27 @@ def test_the_shard_plan_gives_the_matchers_deliveries(
         )
     for layout in ("exploded", "nested"):
         got = {}
-        for name in ("matcher", "shard"):
-            frame = route(messages, table, dialect=dialect, layout=layout, plan=name, max_message_bytes=140)
+        frames = {
+            "matcher": route(
+                messages, table, dialect=dialect, layout=layout, plan="matcher", max_message_bytes=140
+            ),
+            "shard": _route(
+                messages,
+                plan.matcher,
+                "topic",
+                LAYOUTS[layout],
+                140,
+                layout=layout,
+                literal=plan.literal,
+                shards=plan.shards,
+            ),
+        }
+        for name, frame in frames.items():
             got[name] = (sorted(tuple(r) for r in frame.collect()), frame.schema)
         assert got["shard"] == got["matcher"], layout
         assert len(got["shard"][0]) > 1000
     assert choose(table, "auto").name == "matcher"  # below SHARD_FROM
-    monkeypatch.setattr(_plan, "SHARD_FROM", len(plan.matcher))
-    assert choose(table, "auto").name == "shard"
+    assert choose(table, "auto", shard_from=len(plan.matcher)).name == "shard"
 
 
 def test_a_stream_is_routed_by_the_matcher(spark: SparkSession, tmp_path: Path) -> None:

@@ -88,25 +88,33 @@ class _Recording:
         return frozenset({0})
 
 
-def test_cold_lookups_run_with_the_cyclic_collector_paused_and_restore_it(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+class _RecordingWalker:
+    """The compiled's walker, recording whether the cyclic collector ran during each walk."""
+
+    def __init__(self, walker: LevelWalker) -> None:
+        self._walker = walker
+        self.subscribers = walker.subscribers
+        self.collector_on: list[bool] = []
+
+    def plain(self, topics: pa.Array) -> Any:
+        return self._walker.plain(topics)
+
+    def states(self, topics: pa.Array) -> Any:
+        self.collector_on.append(gc.isenabled())
+        return self._walker.states(topics)
+
+
+def test_cold_lookups_run_with_the_cyclic_collector_paused_and_restore_it() -> None:
     table = Subscriptions.from_pairs([("a.*", "x")])
     compiled = worker.Compiled("amqp", False, table.payload())
-    walked: list[bool] = []
-    states = LevelWalker.states
-
-    def recording_states(self: LevelWalker, topics: pa.Array) -> Any:
-        walked.append(gc.isenabled())
-        return states(self, topics)
-
-    monkeypatch.setattr(LevelWalker, "states", recording_states)
+    assert compiled._walker is not None
+    compiled._walker = walker = _RecordingWalker(compiled._walker)  # type: ignore[assignment]
     compiled.matcher = recording = _Recording(fail_on="a boom")  # type: ignore[assignment]
     assert gc.isenabled()
     # "a b" and "a c" are valid but not plain (a space): they go one by one to the matcher.
     ids, reasons = compiled.entries(pa.array(["a b", "a.b", "a c"]))
     assert recording.collector_on == [False, False]
-    assert walked == [False]
+    assert walker.collector_on == [False]
     assert [a.tolist() for a in ids] == [[0], [0], [0]]
     assert reasons == [None, None, None]
     assert gc.isenabled()
@@ -147,15 +155,15 @@ def test_old_versions_go_when_a_task_is_done() -> None:
     assert tables[0].version not in worker._COMPILED
 
 
-def test_big_lists_are_cut_into_bounded_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_big_lists_are_cut_into_bounded_batches() -> None:
     table = Subscriptions.from_pairs(
         [(p, f"s{i}") for i, p in enumerate(["a.b", "a.*", "#", "*.b", "a.#"] * 3)]
     )
     batch = _batch(["a.b"] * 50)
     whole = _route(table, batch, "t-whole")
     assert len(whole) == len(set(whole)) == 50 * 15
-    monkeypatch.setattr(worker, "MAX_LIST_VALUES", 40)  # 2 rows of 15 subscribers per batch
     compiled = worker.compiled_for("t-whole", "amqp", False, table.payload())
+    compiled.max_values = 40  # 2 rows of 15 subscribers per batch
     pieces = list(worker.route_batch(batch, 1, compiled, _schema(batch), 1 << 20))
     assert [p.num_rows for p in pieces] == [2] * 25
     assert _route(table, batch, "t-whole") == whole
@@ -183,7 +191,7 @@ def test_counts_and_their_sum() -> None:
     assert total[None, "v"].messages == 10
 
 
-def test_a_big_fan_out_is_expanded_piece_by_piece_in_bounded_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_big_fan_out_is_expanded_piece_by_piece_in_bounded_memory() -> None:
     # 2,000 messages x 200 subscribers = 400,000 deliveries in one input batch. Expanding the
     # whole batch at once held arrays of one entry per delivery (3.2 MB each in int64: 9.7 MB
     # traced at the peak); piece by piece, nothing is much larger than a piece (1,000 values
@@ -192,7 +200,7 @@ def test_a_big_fan_out_is_expanded_piece_by_piece_in_bounded_memory(monkeypatch:
     table = Subscriptions.from_pairs([("#", f"s{i}") for i in range(200)])
     batch = _batch([f"t.{i}" for i in range(2000)], payload=1)
     compiled = worker.Compiled("amqp", False, table.payload())
-    monkeypatch.setattr(worker, "MAX_LIST_VALUES", 1000)
+    compiled.max_values = 1000
     list(worker.route_batch(batch, 1, compiled, _schema(batch), 1 << 20))  # the topics, learnt
     counts = Counts(len(table.subscribers))
     pieces = worker.route_batch(batch, 1, compiled, _schema(batch), 1 << 20, counts)
@@ -208,13 +216,13 @@ def test_a_big_fan_out_is_expanded_piece_by_piece_in_bounded_memory(monkeypatch:
     assert counts.per_subscriber.tolist() == [2000] * 200
 
 
-def test_long_subscriber_names_make_pieces_with_fewer_values(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_long_subscriber_names_make_pieces_with_fewer_values() -> None:
     names = [f"{i:02d}" + "n" * 98 for i in range(10)]  # 100 bytes each
     table = Subscriptions.from_pairs([("a.*", name) for name in names])
     batch = _batch(["a.b"] * 7)
     whole = _route(table, batch, "t-long")
-    monkeypatch.setattr(worker, "MAX_LIST_BYTES", 2500)  # 25 names: 2 rows of 10 per piece
     compiled = worker.compiled_for("t-long", "amqp", False, table.payload())
+    compiled.max_bytes = 2500  # 25 names: 2 rows of 10 per piece
     assert compiled.values_per_piece == 25
     pieces = list(worker.route_batch(batch, 1, compiled, _schema(batch), 1 << 20))
     assert [p.num_rows for p in pieces] == [2, 2, 2, 1]

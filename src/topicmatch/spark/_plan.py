@@ -124,18 +124,20 @@ class Plan:
         return facts
 
 
-def choose(table: Subscriptions, plan: str = "auto") -> Plan:
-    """The plan for ``table``: ``plan`` if forced, else by :data:`SPLIT_FROM` and
-    :data:`SHARD_FROM`. O(rows), plus a parse of each pattern the shards take (about 2 µs
-    each) under ``shard``."""
+def choose(
+    table: Subscriptions, plan: str = "auto", shard_from: int = SHARD_FROM, shard_pairs: int = SHARD_PAIRS
+) -> Plan:
+    """The plan for ``table``: ``plan`` if forced, else by :data:`SPLIT_FROM` and ``shard_from``
+    (shards of about ``shard_pairs`` pairs). O(rows), plus a parse of each pattern the shards
+    take (about 2 µs each) under ``shard``."""
     if plan not in PLANS:
         raise MessagesError(f"unknown plan {plan!r}: choose {', '.join(PLANS)}")
     if plan == "matcher":
         return Plan("matcher", table)
     split = _split(table, plan)
     rest = split.matcher
-    if plan == "shard" or (plan == "auto" and len(rest) >= SHARD_FROM):
-        count = max(2, -(-len(rest) // SHARD_PAIRS))
+    if plan == "shard" or (plan == "auto" and len(rest) >= shard_from):
+        count = max(2, -(-len(rest) // shard_pairs))
         return Plan("shard", rest, split.literal, split.literal_pairs, _shards(rest, count))
     return split
 

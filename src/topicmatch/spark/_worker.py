@@ -129,7 +129,18 @@ class Validator:
 class Compiled:
     """The matcher of one subscriptions version in one worker process, and its caches."""
 
-    __slots__ = ("_arrays", "_by_state", "_cache", "_longest", "_typed", "_walker", "matcher", "subscribers")
+    __slots__ = (
+        "_arrays",
+        "_by_state",
+        "_cache",
+        "_longest",
+        "_typed",
+        "_walker",
+        "matcher",
+        "max_bytes",
+        "max_values",
+        "subscribers",
+    )
 
     def __init__(self, dialect: str, pedantic: bool, payload: bytes) -> None:
         patterns, ids, subscribers = unpack_payload(payload)
@@ -140,6 +151,9 @@ class Compiled:
             self.matcher.subscribe_many(zip(patterns, ids.tolist(), strict=True))
         self.subscribers: pa.Array = subscribers
         self._longest = _longest_value(subscribers)
+        # The bounds of an output batch (values_per_piece): the module's, unless a test sets less.
+        self.max_values = MAX_LIST_VALUES
+        self.max_bytes = MAX_LIST_BYTES
         self._typed: dict[pa.DataType, pa.Array] = {}
         self._cache = _TopicCache(TOPIC_CACHE_SIZE)
         self._arrays: dict[frozenset[Hashable], IdArray] = {}
@@ -150,9 +164,10 @@ class Compiled:
 
     @property
     def values_per_piece(self) -> int:
-        """Most subscriber values per output batch: within both :data:`MAX_LIST_VALUES` and
-        :data:`MAX_LIST_BYTES` even when every value is the longest subscriber."""
-        return max(1, min(MAX_LIST_VALUES, MAX_LIST_BYTES // self._longest))
+        """Most subscriber values per output batch: within both :attr:`max_values` values and
+        :attr:`max_bytes` bytes (:data:`MAX_LIST_VALUES`, :data:`MAX_LIST_BYTES`) even when
+        every value is the longest subscriber."""
+        return max(1, min(self.max_values, self.max_bytes // self._longest))
 
     def subscribers_as(self, string_type: pa.DataType) -> pa.Array:
         """The subscriber values, with strings in the same Arrow type as the topics."""
