@@ -19,13 +19,14 @@ rows whose topics are seen once, every round reads topics no contender has seen.
 
 Method. Every contender is built and measured in a process of its own, forked from the one that
 holds the row's data (:mod:`.alone`): no contender shares a heap with another, or with the builds
-before it. Contenders are measured in alternation: round after round each runs once in turn (the
-order reversed every other round, early life), so that a noisy machine slows them alike; a figure
-is the median of the rounds, and a ratio the median over the rounds of the default's rate divided
-by the other's in the same round. A run stops at a time budget (wall time) and its rate is computed on the
-lookups it did (the report says where a window was cut short), in the thread's CPU time: on a
-shared machine, another process running meanwhile does not count against the contender that
-happened to run then. Every answer of topicmatch's
+before it. Within a round the contenders take turns over the round's lookups, a tenth of them (in
+early life, ``early[0]``) at a time, each turn's order rotated by one, so that a noisy machine
+slows them alike (churn and burst: each runs its round whole, in turn, the order reversed every
+other round). A figure is the median of the rounds, and a ratio the median over the rounds of
+the default's rate divided by the other's in the same round. A contender stops at a time budget
+and its rate is computed on the lookups it did (the report says where a window was cut short),
+in the thread's CPU time: on a shared machine, another process running meanwhile does not count
+against the contender that happened to run then. Every answer of topicmatch's
 contenders is checked against the trie on a sample of the row's topics; a peer's disagreements
 are counted and shown. Memory (large table only) is what ``tracemalloc`` saw allocated while
 building, divided by the number of subscriptions.
@@ -39,6 +40,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import itertools
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
@@ -264,11 +266,13 @@ def _build_all(
     sizes: Sizes,
     progress: Progress,
     memory: bool = False,
+    only: list[str] | None = None,
     skip: tuple[str, ...] = (),
 ) -> dict[str, Alone]:
-    """Every contender of the row, each in a process of its own (:func:`_close` them)."""
+    """Every contender of the row (``only`` these), each in a process of its own (:func:`_close`
+    them)."""
     built: dict[str, Alone] = {}
-    for name in contenders_for(shape.dialect):
+    for name in contenders_for(shape.dialect) if only is None else only:
         if name in skip:
             row.notes[name] = f"not run: {len(shape.pairs):,} subscriptions (see the subs-1M row)"
             continue
@@ -320,10 +324,40 @@ def _rounds(
 REBUILT_AT_SCALE: Final = ("default", "default, no cache", "trie")
 
 
-def _rate(alone: Alone, source: str, start: int, stop: int, budget: float) -> float:
-    """The rate of the contender's lookups ``start:stop`` of :func:`_topics`, cut at ``budget``
-    seconds (:func:`_window_rates`)."""
-    return float(alone.call(_rates_of, source, start, stop, (stop - start,), budget)[stop - start][0])
+#: Turns per round when the contenders of a row take turns over its lookups (:func:`_turns`).
+TURNS: Final = 10
+
+
+def _turns(
+    alones: dict[str, Alone], start: int, stop: int, windows: tuple[int, ...], budget: float, turn: int
+) -> dict[str, dict[int, tuple[float, int]]]:
+    """For each contender and window ``w``: the rate of its first ``w`` lookups of the row's
+    topics ``start:stop``, and how many it did.
+
+    The contenders take turns of ``turn`` lookups (each turn's order rotated by one, so each
+    follows every other alike), each in its own process: whatever the machine does meanwhile,
+    and whatever the contender before did to the CPU's caches, falls on all of them alike; run
+    one after another, a contender's rate depended on its place in the order by as much as
+    10 % (docs/performance.md, "One heap per contender"). A contender stops after ``budget``
+    seconds of lookups; its windows then hold the rate of the lookups it did.
+    """
+    names = list(alones)
+    done = dict.fromkeys(names, 0)
+    spent = dict.fromkeys(names, 0.0)  # the thread CPU seconds of its lookups so far
+    edges = sorted({*range(start, stop, turn), *(start + w for w in windows if w < stop - start), stop})
+    out: dict[str, dict[int, tuple[float, int]]] = {name: {} for name in names}
+    for k, (a, b) in enumerate(itertools.pairwise(edges)):
+        for name in names[k % len(names) :] + names[: k % len(names)]:
+            if done[name] < a - start or spent[name] >= budget:
+                continue  # out of its budget
+            rate, did = alones[name].call(_rates_of, "topics", a, b, (b - a,), budget - spent[name])[b - a]
+            done[name] += did
+            spent[name] += did / rate
+        for name in names:
+            for w in windows:
+                if w == b - start or (w > b - start and b == stop):
+                    out[name][w] = (done[name] / max(spent[name], 1e-9), done[name])
+    return out
 
 
 def _early_topics(shape: shapes.Shape, r: int, count: int) -> tuple[int, int]:
@@ -347,23 +381,26 @@ def _early_life(
     names: list[str],
     built: dict[str, Alone] | None = None,
 ) -> Samples:
-    """The early-life rates of ``names``: each contender's first ``sizes.early`` lookups, on a
-    build of its own made for the round, in a process of its own, and dropped after it; or,
-    given ``built`` (contenders no lookup has touched yet), one round on those."""
+    """The early-life rates of ``names``: each contender's first ``sizes.early`` lookups, the
+    contenders taking turns (:func:`_turns`), on builds made for the round, each in a process of
+    its own, and dropped after it; or, given ``built`` (contenders no lookup has touched yet),
+    one round on those."""
     windows = sizes.early
     samples: Samples = {w: {n: [] for n in names} for w in windows}
     rounds = repeat if built is None else 1
     for r in range(rounds):
         progress(f"{row.name}: early life, round {r + 1} of {rounds}, {', '.join(names)}")
         start, stop = _early_topics(shape, r, max(windows))
-        for name in names if r % 2 == 0 else names[::-1]:
-            alone = _build_one(name, shape, row, sizes) if built is None else built.get(name)
-            if alone is None:
-                continue
-            rates = alone.call(_rates_of, "topics", start, stop, windows, sizes.early_budget)
+        if built is None:
+            fresh = {n: a for n in names if (a := _build_one(n, shape, row, sizes)) is not None}
+        alones = fresh if built is None else {n: built[n] for n in names if n in built}
+        try:
+            rates = _turns(alones, start, stop, windows, sizes.early_budget, min(windows))
+        finally:
             if built is None:
-                alone.close()
-            for w, (rate, done) in rates.items():
+                _close(fresh)
+        for name, by_window in rates.items():
+            for w, (rate, done) in by_window.items():
                 samples[w][name].append(rate)
                 if done < w:
                     lookups = "lookup" if done == 1 else "lookups"
@@ -371,53 +408,76 @@ def _early_life(
     return samples
 
 
+def _rates_over(alones: dict[str, Alone], topics: tuple[int, int], budget: float) -> dict[str, float]:
+    """The contenders take turns (:func:`_turns`) over the row's ``topics`` (start, stop): the
+    rate of each."""
+    start, stop = topics
+    rates = _turns(alones, start, stop, (stop - start,), budget, max(1, (stop - start) // TURNS))
+    return {name: by_window[stop - start][0] for name, by_window in rates.items()}
+
+
 def _lookup_row(
     shape: shapes.Shape, title: str, sizes: Sizes, repeat: int, progress: Progress, large: bool = False
 ) -> list[Row]:
     """A row of lookups: early life, steady state, answers checked. ``large``: the large table,
-    whose memory per subscription is measured and whose early life rebuilds only
-    :data:`REBUILT_AT_SCALE` every round."""
+    whose memory per subscription is measured and which rebuilds only :data:`REBUILT_AT_SCALE`
+    every round (the others, built once, get one round of early life and are kept warm)."""
     row = Row(shape.name, title, shape.dialect)
     names = [n for n in contenders_for(shape.dialect) if not (n == "inverted_bitmap" and shape.once)]
-    early = _early_life(
-        shape, row, sizes, repeat, progress, [n for n in names if n in REBUILT_AT_SCALE or not large]
-    )
-    built = _build_all(shape, row, sizes, progress, memory=large)
+    rebuilt = [n for n in names if n in REBUILT_AT_SCALE or not large]
+    early = _early_life(shape, row, sizes, repeat, progress, rebuilt)
+    count = len(shape.topics)
+    if shape.once:
+        # Round r reads slice r: every round meets topics none of the contenders has seen (the
+        # early life read the start of the list: the steady rounds read from its end). Slice 0
+        # warms each build up, and is what the repeat row looks up again.
+        per_round = min(count // (repeat + 2), sizes.once)
+        slices = [(count - (r + 1) * per_round, count - r * per_round) for r in range(repeat + 1)]
+    else:
+        slices = [(0, count)] * (repeat + 1)
+    budget = sizes.once_budget if shape.once else sizes.budget
+    again = Row(f"{shape.name} repeat", "the same table, topics looked up before", shape.dialect)
+    repeats = shape.once and shape.name.startswith("subs-")
+    steady: dict[str, list[float]] = {n: [] for n in names}
+    seen: dict[str, list[float]] = {n: [] for n in names}
+    kept: dict[str, Alone] = {}
     try:
-        if large:  # the others' one round, on their untouched steady builds
-            others = {n: c for n, c in built.items() if n not in REBUILT_AT_SCALE}
-            for w, more in _early_life(shape, row, sizes, repeat, progress, list(others), others).items():
+        if large:  # built once: their early life's one round, then warmed up
+            kept = _build_all(shape, row, sizes, progress, True, [n for n in names if n not in rebuilt])
+            for w, more in _early_life(shape, row, sizes, repeat, progress, list(kept), kept).items():
                 early[w].update(more)
+            _rates_over(kept, slices[0], budget)
         for w in sizes.early:
             _pair(row, f"first {w:,}", early[w])
-        count = len(shape.topics)
-        if shape.once:
-            # Round r reads slice r: every round meets topics none of the contenders has seen
-            # (the early life read the start of the list: the steady rounds read from its end).
-            per_round = min(count // (repeat + 2), sizes.once)
-            slices = [(count - (r + 1) * per_round, count - r * per_round) for r in range(repeat + 1)]
-        else:
-            slices = [(0, count)] * (repeat + 1)
-        progress(f"{row.name}: steady state, {len(built)} contenders")
-        budget = sizes.once_budget if shape.once else sizes.budget
-        measure = lambda n, r: _rate(built[n], "topics", *slices[r], budget)  # noqa: E731
-        _pair(row, STEADY, _rounds(list(built), repeat, measure))
-        rows = [row]
-        if shape.once and shape.name.startswith("subs-"):
-            # Repeats: the topics of the warm-up slice, which every contender has seen by now.
-            again = Row(f"{shape.name} repeat", "the same table, topics looked up before", shape.dialect)
-            progress(f"{again.name}: steady state")
-            measure = lambda n, _r: _rate(built[n], "topics", *slices[0], sizes.budget)  # noqa: E731
-            _pair(again, STEADY, _rounds(list(built), repeat, measure))
-            again.notes.update(row.notes)
-            rows.append(again)
-        sample = list(dict.fromkeys(shape.topics[:SAMPLE]))
-        reference = built["trie"].call(_answers, sample, sizes.build_budget)
-        for name, alone in built.items():
-            _check(name, row, alone, reference, sample, sizes.build_budget / 10)
+        # Steady state: every round on builds of its own (but the kept ones), warmed up on slice
+        # 0: a build's place in memory, which one process keeps for all its rounds, moved a
+        # contender's rate by as much as 10 % (docs/performance.md, "One heap per contender").
+        for r in range(1, repeat + 1):
+            progress(f"{row.name}: steady state, round {r} of {repeat}")
+            fresh = _build_all(shape, row, sizes, progress, large and r == 1, rebuilt)
+            try:
+                _rates_over(fresh, slices[0], budget)
+                alones = {n: a for n in names if (a := fresh.get(n) or kept.get(n)) is not None}
+                for name, rate in _rates_over(alones, slices[r], budget).items():
+                    steady[name].append(rate)
+                if repeats:
+                    for name, rate in _rates_over(alones, slices[0], sizes.budget).items():
+                        seen[name].append(rate)
+                if r == repeat:
+                    sample = list(dict.fromkeys(shape.topics[:SAMPLE]))
+                    reference = alones["trie"].call(_answers, sample, sizes.build_budget)
+                    for name, alone in alones.items():
+                        _check(name, row, alone, reference, sample, sizes.build_budget / 10)
+            finally:
+                _close(fresh)
     finally:
-        _close(built)
-    return rows
+        _close(kept)
+    _pair(row, STEADY, steady)
+    if not repeats:
+        return [row]
+    _pair(again, STEADY, seen)
+    again.notes.update(row.notes)
+    return [row, again]
 
 
 def _churn_run(
