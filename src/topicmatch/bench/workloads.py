@@ -13,9 +13,10 @@ Every row is measured twice. **Early life**: a matcher that has just been built 
 a CLI run or a restarted broker meets it), over its first lookups: the rate of the first
 ``early[0]`` and of the first ``early[1]`` lookups, each contender built afresh for every round
 and dropped after it (on the large table, only the default, itself without a cache and the trie
-are; the others, whose builds take minutes there, get one round on the steady phase's builds
-before any lookup). **Steady state**: built once, one warm-up round, then rounds of lookups; on
-rows whose topics are seen once, every round reads topics no contender has seen.
+are; the others, whose builds take minutes there, are built once and get one round before any
+other lookup). **Steady state**: in every round, each contender built afresh (the large table:
+as in early life), warmed up on the row's lookups, then measured on them; on rows whose topics
+are seen once, the measured round reads topics no contender has seen.
 
 Method. Every contender is built and measured in a process of its own, forked from the one that
 holds the row's data (:mod:`.alone`): no contender shares a heap with another, or with the builds
@@ -338,7 +339,7 @@ def _turns(
     follows every other alike), each in its own process: whatever the machine does meanwhile,
     and whatever the contender before did to the CPU's caches, falls on all of them alike; run
     one after another, a contender's rate depended on its place in the order by as much as
-    10 % (docs/performance.md, "One heap per contender"). A contender stops after ``budget``
+    10 % (docs/performance.md, the matrix's method). A contender stops after ``budget``
     seconds of lookups; its windows then hold the rate of the lookups it did.
     """
     names = list(alones)
@@ -451,7 +452,7 @@ def _lookup_row(
             _pair(row, f"first {w:,}", early[w])
         # Steady state: every round on builds of its own (but the kept ones), warmed up on slice
         # 0: a build's place in memory, which one process keeps for all its rounds, moved a
-        # contender's rate by as much as 10 % (docs/performance.md, "One heap per contender").
+        # contender's rate by as much as 10 % (docs/performance.md, the matrix's method).
         for r in range(1, repeat + 1):
             progress(f"{row.name}: steady state, round {r} of {repeat}")
             fresh = _build_all(shape, row, sizes, progress, large and r == 1, rebuilt)
