@@ -14,9 +14,9 @@ a CLI run or a restarted broker meets it), over its first lookups: the rate of t
 ``early[0]`` and of the first ``early[1]`` lookups, each contender built afresh for every round
 and dropped after it (on the large table, only the default, itself without a cache and the trie
 are; the others, whose builds take minutes there, are built once and get one round before any
-other lookup). **Steady state**: in every round, each contender built afresh (the large table:
-as in early life), warmed up on the row's lookups, then measured on them; on rows whose topics
-are seen once, the measured round reads topics no contender has seen.
+other lookup). **Steady state**: built once, a warm-up round, then rounds of lookups; on rows
+whose topics are seen once, built afresh for every round (the large table: as in early life)
+and warmed up, every measured round reading topics no contender has seen.
 
 Method. Every contender is built and measured in a process of its own, forked from the one that
 holds the row's data (:mod:`.alone`): no contender shares a heap with another, or with the builds
@@ -343,6 +343,8 @@ def _turns(
     seconds of lookups; its windows then hold the rate of the lookups it did.
     """
     names = list(alones)
+    if not names:
+        return {}
     done = dict.fromkeys(names, 0)
     spent = dict.fromkeys(names, 0.0)  # the thread CPU seconds of its lookups so far
     edges = sorted({*range(start, stop, turn), *(start + w for w in windows if w < stop - start), stop})
@@ -422,11 +424,20 @@ def _lookup_row(
 ) -> list[Row]:
     """A row of lookups: early life, steady state, answers checked. ``large``: the large table,
     whose memory per subscription is measured and which rebuilds only :data:`REBUILT_AT_SCALE`
-    every round (the others, built once, get one round of early life and are kept warm)."""
+    every round (the others, built once, get one round of early life before any other lookup).
+    Steady state: round 0 warms up, then ``repeat`` rounds, on builds kept for every round where
+    topics repeat, on builds of the round (warmed up on the same topics) where they are seen
+    once."""
     row = Row(shape.name, title, shape.dialect)
     names = [n for n in contenders_for(shape.dialect) if not (n == "inverted_bitmap" and shape.once)]
     rebuilt = [n for n in names if n in REBUILT_AT_SCALE or not large]
     early = _early_life(shape, row, sizes, repeat, progress, rebuilt)
+    # Where topics repeat, the steady state is what a matcher has learnt over time: one build
+    # per contender, kept for every round. Where they are seen once, there is nothing to learn
+    # beyond the warm-up, and a build per round keeps one process's place in memory from
+    # setting the ratio of a whole run (docs/performance.md, the matrix's method).
+    if not shape.once:
+        rebuilt = []
     count = len(shape.topics)
     if shape.once:
         # Round r reads slice r: every round meets topics none of the contenders has seen (the
@@ -443,16 +454,13 @@ def _lookup_row(
     seen: dict[str, list[float]] = {n: [] for n in names}
     kept: dict[str, Alone] = {}
     try:
-        if large:  # built once: their early life's one round, then warmed up
-            kept = _build_all(shape, row, sizes, progress, True, [n for n in names if n not in rebuilt])
+        kept = _build_all(shape, row, sizes, progress, large, [n for n in names if n not in rebuilt])
+        if large:  # built once: their early life's one round
             for w, more in _early_life(shape, row, sizes, repeat, progress, list(kept), kept).items():
                 early[w].update(more)
-            _rates_over(kept, slices[0], budget)
+        _rates_over(kept, slices[0], budget)
         for w in sizes.early:
             _pair(row, f"first {w:,}", early[w])
-        # Steady state: every round on builds of its own (but the kept ones), warmed up on slice
-        # 0: a build's place in memory, which one process keeps for all its rounds, moved a
-        # contender's rate by as much as 10 % (docs/performance.md, the matrix's method).
         for r in range(1, repeat + 1):
             progress(f"{row.name}: steady state, round {r} of {repeat}")
             fresh = _build_all(shape, row, sizes, progress, large and r == 1, rebuilt)
