@@ -21,16 +21,18 @@ and warmed up, every measured round reading topics no contender has seen.
 Method. Every contender is built and measured in a process of its own, forked from the one that
 holds the row's data (:mod:`.alone`): no contender shares a heap with another, or with the builds
 before it. Within a round the contenders take turns over the round's lookups, a tenth of them (in
-early life, ``early[0]``) at a time, each turn's order rotated by one, so that a noisy machine
-slows them alike (churn and burst: each runs its round whole, in turn, the order reversed every
-other round). A figure is the median of the rounds, and a ratio the median over the rounds of
-the default's rate divided by the other's in the same round. A contender stops at a time budget
-and its rate is computed on the lookups it did (the report says where a window was cut short),
-in the thread's CPU time: on a shared machine, another process running meanwhile does not count
-against the contender that happened to run then. Every answer of topicmatch's
-contenders is checked against the trie on a sample of the row's topics; a peer's disagreements
-are counted and shown. Memory (large table only) is what ``tracemalloc`` saw allocated while
-building, divided by the number of subscriptions.
+early life, a tenth of ``early[0]``) at a time, each turn's order rotated by one and each round's
+first turn by the round's number, so that a noisy machine slows them alike and none is always first
+(churn: the same turns in early life, and turns of a tenth of the round's time in the steady state,
+each going on with the writes where the last stopped; burst: each runs its round whole, in turn, the
+order reversed every other round). A figure is the median of the rounds, and a ratio the median over
+the rounds of the default's rate divided by the other's in the same round. A contender stops at a
+time budget and its rate is computed on the lookups it did (the report says where a window was cut
+short), in the thread's CPU time: on a shared machine, another process running meanwhile does not
+count against the contender that happened to run then. Every answer of topicmatch's contenders is
+checked against the trie on a sample of the row's topics; a peer's disagreements are counted and
+shown. Memory (large table only) is what ``tracemalloc`` saw allocated while building, divided by
+the number of subscriptions.
 
 The burst row gives each contender the hot subjects until it is warm, then the burst, then the
 hot subjects again: its rate is that of the first lookups after the burst (``burst[3]`` of them),
@@ -330,7 +332,13 @@ TURNS: Final = 10
 
 
 def _turns(
-    alones: dict[str, Alone], start: int, stop: int, windows: tuple[int, ...], budget: float, turn: int
+    alones: dict[str, Alone],
+    start: int,
+    stop: int,
+    windows: tuple[int, ...],
+    budget: float,
+    turn: int,
+    rotation: int = 0,
 ) -> dict[str, dict[int, tuple[float, int]]]:
     """For each contender and window ``w``: the rate of its first ``w`` lookups of the row's
     topics ``start:stop``, and how many it did.
@@ -339,8 +347,9 @@ def _turns(
     follows every other alike), each in its own process: whatever the machine does meanwhile,
     and whatever the contender before did to the CPU's caches, falls on all of them alike; run
     one after another, a contender's rate depended on its place in the order by as much as
-    10 % (docs/performance.md, the matrix's method). A contender stops after ``budget``
-    seconds of lookups; its windows then hold the rate of the lookups it did.
+    10 % (docs/performance.md, the matrix's method). ``rotation`` rotates the first turn's
+    order (the round's number: each round starts with another contender). A contender stops
+    after ``budget`` seconds of lookups; its windows then hold the rate of the lookups it did.
     """
     names = list(alones)
     if not names:
@@ -350,7 +359,8 @@ def _turns(
     edges = sorted({*range(start, stop, turn), *(start + w for w in windows if w < stop - start), stop})
     out: dict[str, dict[int, tuple[float, int]]] = {name: {} for name in names}
     for k, (a, b) in enumerate(itertools.pairwise(edges)):
-        for name in names[k % len(names) :] + names[: k % len(names)]:
+        first = (rotation + k) % len(names)
+        for name in names[first:] + names[:first]:
             if done[name] < a - start or spent[name] >= budget:
                 continue  # out of its budget
             rate, did = alones[name].call(_rates_of, "topics", a, b, (b - a,), budget - spent[name])[b - a]
@@ -398,7 +408,8 @@ def _early_life(
             fresh = {n: a for n in names if (a := _build_one(n, shape, row, sizes)) is not None}
         alones = fresh if built is None else {n: built[n] for n in names if n in built}
         try:
-            rates = _turns(alones, start, stop, windows, sizes.early_budget, min(windows))
+            turn = max(1, min(windows) // TURNS)
+            rates = _turns(alones, start, stop, windows, sizes.early_budget, turn, rotation=r)
         finally:
             if built is None:
                 _close(fresh)
@@ -411,11 +422,13 @@ def _early_life(
     return samples
 
 
-def _rates_over(alones: dict[str, Alone], topics: tuple[int, int], budget: float) -> dict[str, float]:
+def _rates_over(
+    alones: dict[str, Alone], topics: tuple[int, int], budget: float, rotation: int = 0
+) -> dict[str, float]:
     """The contenders take turns (:func:`_turns`) over the row's ``topics`` (start, stop): the
     rate of each."""
     start, stop = topics
-    rates = _turns(alones, start, stop, (stop - start,), budget, max(1, (stop - start) // TURNS))
+    rates = _turns(alones, start, stop, (stop - start,), budget, max(1, (stop - start) // TURNS), rotation)
     return {name: by_window[stop - start][0] for name, by_window in rates.items()}
 
 
@@ -465,12 +478,12 @@ def _lookup_row(
             progress(f"{row.name}: steady state, round {r} of {repeat}")
             fresh = _build_all(shape, row, sizes, progress, large and r == 1, rebuilt)
             try:
-                _rates_over(fresh, slices[0], budget)
+                _rates_over(fresh, slices[0], budget, r)
                 alones = {n: a for n in names if (a := fresh.get(n) or kept.get(n)) is not None}
-                for name, rate in _rates_over(alones, slices[r], budget).items():
+                for name, rate in _rates_over(alones, slices[r], budget, r).items():
                     steady[name].append(rate)
                 if repeats:
-                    for name, rate in _rates_over(alones, slices[0], sizes.budget).items():
+                    for name, rate in _rates_over(alones, slices[0], sizes.budget, r).items():
                         seen[name].append(rate)
                 if r == repeat:
                     sample = list(dict.fromkeys(shape.topics[:SAMPLE]))
@@ -494,25 +507,24 @@ def _churn_run(
     writes: list[tuple[bool, str, int]],
     first_write: int,
     topics: list[str],
-    windows: tuple[int, ...],
+    position: int,
+    lookups: int,
     budget: float,
     times: list[int] | None,
-) -> tuple[dict[int, float], int]:
-    """Lookups of ``topics`` (round and round) with ``writes[first_write:]`` paced at
-    :data:`WRITE_RATE` a second among them, for ``budget`` seconds or until the last window of
-    lookups: the lookup rate at each window (over the run so far, in this thread's CPU time,
-    writes included), and the index of the next write. Each write's duration in ns is appended
-    to ``times``."""
+) -> tuple[int, float, int, int]:
+    """Lookups of ``topics`` from ``position`` on (round and round) with ``writes[first_write:]``
+    paced at :data:`WRITE_RATE` a second among them, until ``lookups`` lookups are done,
+    ``budget`` seconds have passed or the writes run out: the lookups done, the thread CPU
+    seconds they took (writes included), the next write and the next position. Each write's
+    duration in ns is appended to ``times``."""
     lookup, subscribe, unsubscribe = contender.lookup, contender.subscribe, contender.unsubscribe
     clock_ns, cpu_ns = time.perf_counter_ns, time.thread_time_ns  # writes paced in wall time
     interval = 1_000_000_000 // WRITE_RATE
     start, cpu_start = clock_ns(), cpu_ns()
     end = start + int(budget * 1e9)
     next_write = start
-    w, looked, position = first_write, 0, 0
-    rates: dict[int, float] = {}
-    pending = sorted(windows)
-    while w < len(writes) and pending:
+    w, looked = first_write, 0
+    while w < len(writes) and looked < lookups:
         now = clock_ns()
         if now >= end:
             break
@@ -525,31 +537,71 @@ def _churn_run(
             w += 1
             next_write += interval
             continue
-        chunk = topics[position : position + 16]
+        chunk = topics[position : position + min(16, lookups - looked)]
         for topic in chunk:
             lookup(topic)
         looked += len(chunk)
-        position = (position + 16) % len(topics)
-        while pending and looked >= pending[0]:
-            rates[pending.pop(0)] = looked / max((cpu_ns() - cpu_start) / 1e9, 1e-9)
-    elapsed = max((cpu_ns() - cpu_start) / 1e9, 1e-9)
-    for window in pending:
-        rates[window] = looked / elapsed
-    return rates, w
+        position = (position + len(chunk)) % len(topics)
+    return looked, max((cpu_ns() - cpu_start) / 1e9, 1e-9), w, position
+
+
+@dataclass
+class _Churned:
+    """What a contender's churn turns have done so far: where the next turn goes on (``write``,
+    ``position``), and its totals since they were last reset."""
+
+    write: int = 0
+    position: int = 0
+    looked: int = 0
+    cpu: float = 0.0  # thread CPU seconds of the lookups and writes
+    wall: float = 0.0
+    writes: int = 0
+    times: list[int] = field(default_factory=list)  # each write's duration in ns (if timed)
+
+    def rate(self) -> float:
+        return self.looked / max(self.cpu, 1e-9)
 
 
 def _churn_in(
-    held: _Held, first_write: int, windows: tuple[int, ...], budget: float, timed: bool
-) -> tuple[dict[int, float], int, list[int], float]:
-    """:func:`_churn_run` on the row's topics and writes, in the contender's process: its rates,
-    the next write, each write's duration in ns (if ``timed``) and the run's wall time in s."""
+    held: _Held, write: int, position: int, lookups: int, budget: float, timed: bool
+) -> tuple[int, float, int, int, list[int], float]:
+    """:func:`_churn_run` on the row's topics and writes, in the contender's process: what it
+    returns, each write's duration in ns (if ``timed``) and the turn's wall time in s."""
     times: list[int] = []
     start = time.perf_counter()
-    shape, record = held.shape, times if timed else None
-    rates, next_write = _churn_run(
-        held.contender, shape.writes, first_write, shape.topics, windows, budget, record
+    shape = held.shape
+    looked, cpu, write, position = _churn_run(
+        held.contender, shape.writes, write, shape.topics, position, lookups, budget, times if timed else None
     )
-    return rates, next_write, times, time.perf_counter() - start
+    return looked, cpu, write, position, times, time.perf_counter() - start
+
+
+def _churn_turn(
+    alones: dict[str, Alone],
+    state: dict[str, _Churned],
+    k: int,
+    lookups: int,
+    seconds: float,
+    budget: float,
+    timed: bool,
+) -> None:
+    """Turn ``k`` of the churn row: each contender in turn, the order rotated by ``k`` (as in
+    :func:`_turns`), does ``lookups`` lookups or ``seconds`` seconds at most, with the writes
+    paced among them, going on where its last turn stopped; ``state`` sums what each did. A
+    contender whose turns since ``state`` was reset took ``budget`` seconds sits the rest out (a
+    turn ends at its first clock reading past ``seconds``, every 16 lookups: the naive scan's
+    16 take seconds at 300,000 subscriptions)."""
+    names = list(alones)
+    for name in names[k % len(names) :] + names[: k % len(names)]:
+        s = state[name]
+        if s.wall >= budget:
+            continue
+        looked, cpu, write, s.position, times, wall = alones[name].call(
+            _churn_in, s.write, s.position, lookups, seconds, timed
+        )
+        s.looked, s.cpu, s.wall = s.looked + looked, s.cpu + cpu, s.wall + wall
+        s.writes, s.write = s.writes + write - s.write, write
+        s.times += times
 
 
 def _churn_row(shape: shapes.Shape, sizes: Sizes, repeat: int, progress: Progress) -> Row:
@@ -559,41 +611,52 @@ def _churn_row(shape: shapes.Shape, sizes: Sizes, repeat: int, progress: Progres
         shape.dialect,
     )
     names = list(contenders_for(shape.dialect))
-    # Early life: fresh contenders, the first writes of the list among their first lookups.
+    # Early life: fresh contenders taking turns of a tenth of early[0] lookups (as _early_life
+    # does), the first writes of the list among their first lookups; a window's rate is over
+    # the turns that reached it.
     windows = sizes.early
+    turn = max(1, min(windows) // TURNS)
+    turns = max(windows) // turn
     early: dict[int, dict[str, list[float]]] = {w: {n: [] for n in names} for w in windows}
     for r in range(repeat):
         progress(f"{row.name}: early life, round {r + 1} of {repeat}")
-        for name in names if r % 2 == 0 else names[::-1]:
-            alone = _build_one(name, shape, row, sizes)
-            if alone is None:
-                continue
-            with alone:
-                rates, *_ = alone.call(_churn_in, 0, windows, sizes.early_budget, False)
-            for w in windows:
-                early[w][name].append(rates[w])
+        fresh = {n: a for n in names if (a := _build_one(n, shape, row, sizes)) is not None}
+        state = {name: _Churned() for name in fresh}
+        try:
+            for k in range(turns):
+                _churn_turn(fresh, state, r + k, turn, sizes.early_budget / turns, sizes.early_budget, False)
+                w = turn * (k + 1)
+                if w in windows:
+                    for name, s in state.items():
+                        early[w][name].append(s.rate())
+                        if s.looked < w:
+                            row.notes.setdefault(
+                                name, f"first {w:,}: {s.looked:,} lookups in the time budget"
+                            )
+        finally:
+            _close(fresh)
     for w in windows:
         _pair(row, f"first {w:,}", early[w])
-    # Steady state: built once; each round goes on with the writes where the last one stopped.
+    # Steady state: built once; a warm-up round, then rounds of TURNS turns, each going on with
+    # the writes and topics where the contender's last turn stopped.
     built = _build_all(shape, row, sizes, progress)
-    done: dict[str, int] = dict.fromkeys(built, 0)  # writes applied so far, per contender
-    latencies: dict[str, list[int]] = {name: [] for name in built}
+    state = {name: _Churned() for name in built}
+    steady: dict[str, list[float]] = {name: [] for name in built}
     achieved: dict[str, list[float]] = {name: [] for name in built}
-
-    def measure(name: str, r: int) -> float:
-        call = built[name].call
-        rates, next_write, times, wall = call(_churn_in, done[name], (10**12,), sizes.budget, r > 0)
-        if r:
-            latencies[name] += times
-            achieved[name].append((next_write - done[name]) / wall)
-        done[name] = next_write
-        return float(rates[10**12])
-
     try:
         progress(f"{row.name}: steady state, {len(built)} contenders")
-        _pair(row, STEADY, _rounds(list(built), repeat, measure))
-        for name, times in latencies.items():
-            times.sort()
+        for r in range(repeat + 1):
+            for s in state.values():
+                s.looked, s.cpu, s.wall, s.writes = 0, 0.0, 0.0, 0
+            for t in range(TURNS):
+                _churn_turn(built, state, r * TURNS + t, 10**12, sizes.budget / TURNS, sizes.budget, r > 0)
+            if r:
+                for name, s in state.items():
+                    steady[name].append(s.rate())
+                    achieved[name].append(s.writes / max(s.wall, 1e-9))
+        _pair(row, STEADY, steady)
+        for name, s in state.items():
+            times = sorted(s.times)
             if times:
                 row.extra[name].update(
                     write_p50_us=times[len(times) // 2] / 1e3,
@@ -607,7 +670,7 @@ def _churn_row(shape: shapes.Shape, sizes: Sizes, repeat: int, progress: Progres
         sample = list(dict.fromkeys(shape.topics[:SAMPLE]))
         for name, alone in built.items():
             reference = build("trie", shape.dialect, shape.pairs, lambda: (), sizes.build_budget)
-            for adding, pattern, subscriber in shape.writes[: done[name]]:
+            for adding, pattern, subscriber in shape.writes[: state[name].write]:
                 (reference.subscribe if adding else reference.unsubscribe)(pattern, subscriber)
             right = [_digest(reference.lookup(topic)) for topic in sample]
             _check(name, row, alone, right, sample, sizes.build_budget / 10)
