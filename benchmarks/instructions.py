@@ -35,6 +35,8 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+import default_parts  # benchmarks/default_parts.py, beside this script
+
 from topicmatch import Matcher
 from topicmatch.bench import shapes
 
@@ -45,22 +47,10 @@ PHASES = (("first 10,000", 0, 10_000), ("first 100,000", 0, 100_000), ("steady",
 
 
 def _shape(row: str) -> shapes.Shape:
-    if row == "distinct-10k":
-        return shapes.distinct(10_000, 400_000)
-    if row == "distinct-100k":
-        return shapes.distinct(100_000, 400_000)
-    if row == "unmatched-once":
-        base = shapes.unmatched(20_000, 10)
-        seen_once = shapes.distinct(10, 400_000).topics
-        topics = [f"u{i}/{'/'.join(t.split('/')[1:])}" for i, t in enumerate(seen_once)]
-        return shapes.Shape(row, "mqtt", base.pairs, topics, once=True)
-    if row == "unmatched":
-        return shapes.unmatched(20_000, 200_000)
-    if row == "zipf":
-        return shapes.zipf(20_000, 200_000)
-    if row == "study":
-        return shapes.study(200_000)
-    raise SystemExit(f"unknown row {row!r}; choose from {', '.join(ROWS)}")
+    """The row's shape: :mod:`default_parts`'s, under the workload matrix's row names."""
+    if row not in ROWS:
+        raise SystemExit(f"unknown row {row!r}; choose from {', '.join(ROWS)}")
+    return default_parts._shape("distinct" if row == "distinct-10k" else row)
 
 
 def _child(row: str, variant: str, count: int) -> None:

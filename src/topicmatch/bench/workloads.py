@@ -331,6 +331,12 @@ REBUILT_AT_SCALE: Final = ("default", "default, no cache", "trie")
 TURNS: Final = 10
 
 
+def _rotated(names: list[str], k: int) -> list[str]:
+    """``names`` rotated by ``k``: the order of a turn (each starts one contender later)."""
+    first = k % len(names)
+    return names[first:] + names[:first]
+
+
 def _turns(
     alones: dict[str, Alone],
     start: int,
@@ -359,8 +365,7 @@ def _turns(
     edges = sorted({*range(start, stop, turn), *(start + w for w in windows if w < stop - start), stop})
     out: dict[str, dict[int, tuple[float, int]]] = {name: {} for name in names}
     for k, (a, b) in enumerate(itertools.pairwise(edges)):
-        first = (rotation + k) % len(names)
-        for name in names[first:] + names[:first]:
+        for name in _rotated(names, rotation + k):
             if done[name] < a - start or spent[name] >= budget:
                 continue  # out of its budget
             rate, did = alones[name].call(_rates_of, "topics", a, b, (b - a,), budget - spent[name])[b - a]
@@ -592,7 +597,7 @@ def _churn_turn(
     turn ends at its first clock reading past ``seconds``, every 16 lookups: the naive scan's
     16 take seconds at 300,000 subscriptions)."""
     names = list(alones)
-    for name in names[k % len(names) :] + names[: k % len(names)]:
+    for name in _rotated(names, k):
         s = state[name]
         if s.wall >= budget:
             continue
