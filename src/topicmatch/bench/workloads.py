@@ -20,19 +20,20 @@ and warmed up, every measured round reading topics no contender has seen.
 
 Method. Every contender is built and measured in a process of its own, forked from the one that
 holds the row's data (:mod:`.alone`): no contender shares a heap with another, or with the builds
-before it. Within a round the contenders take turns over the round's lookups, a tenth of them (in
-early life, a tenth of ``early[0]``) at a time, each turn's order rotated by one and each round's
-first turn by the round's number, so that a noisy machine slows them alike and none is always first
-(churn: the same turns in early life, and turns of a tenth of the round's time in the steady state,
-each going on with the writes where the last stopped; burst: each runs its round whole, in turn, the
-order reversed every other round). A figure is the median of the rounds, and a ratio the median over
-the rounds of the default's rate divided by the other's in the same round. A contender stops at a
-time budget and its rate is computed on the lookups it did (the report says where a window was cut
-short), in the thread's CPU time: on a shared machine, another process running meanwhile does not
-count against the contender that happened to run then. Every answer of topicmatch's contenders is
-checked against the trie on a sample of the row's topics; a peer's disagreements are counted and
-shown. Memory (large table only) is what ``tracemalloc`` saw allocated while building, divided by
-the number of subscriptions.
+before it. In early life each contender runs its first lookups whole, one after another, as a fresh
+matcher does in a Spark task, the order rotated by the round's number so that each runs first in
+turn. In the steady state the contenders take turns over the round's lookups, a tenth of them at a
+time, each turn's order rotated by one and each round's first turn by the round's number, so that a
+noisy machine slows them alike and none is always first (churn: turns of a tenth of the round's
+time, each going on with the writes where the last stopped; burst: each runs its round whole, in
+turn, the order reversed every other round). A figure is the median of the rounds, and a ratio the
+median over the rounds of the default's rate divided by the other's in the same round. A contender
+stops at a time budget and its rate is computed on the lookups it did (the report says where a
+window was cut short), in the thread's CPU time: on a shared machine, another process running
+meanwhile does not count against the contender that happened to run then. Every answer of
+topicmatch's contenders is checked against the trie on a sample of the row's topics; a peer's
+disagreements are counted and shown. Memory (large table only) is what ``tracemalloc`` saw
+allocated while building, divided by the number of subscriptions.
 
 The burst row gives each contender the hot subjects until it is warm, then the burst, then the
 hot subjects again: its rate is that of the first lookups after the burst (``burst[3]`` of them),
@@ -43,7 +44,6 @@ from __future__ import annotations
 
 import functools
 import gc
-import itertools
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
@@ -327,55 +327,14 @@ def _rounds(
 REBUILT_AT_SCALE: Final = ("default", "default, no cache", "trie")
 
 
-#: Turns per round when the contenders of a row take turns over its lookups (:func:`_turns`).
+#: Turns per round when the contenders of a row take turns over its lookups (:func:`_rates_over`).
 TURNS: Final = 10
 
 
 def _rotated(names: list[str], k: int) -> list[str]:
     """``names`` rotated by ``k``: the order of a turn (each starts one contender later)."""
-    first = k % len(names)
+    first = k % len(names) if names else 0
     return names[first:] + names[:first]
-
-
-def _turns(
-    alones: dict[str, Alone],
-    start: int,
-    stop: int,
-    windows: tuple[int, ...],
-    budget: float,
-    turn: int,
-    rotation: int = 0,
-) -> dict[str, dict[int, tuple[float, int]]]:
-    """For each contender and window ``w``: the rate of its first ``w`` lookups of the row's
-    topics ``start:stop``, and how many it did.
-
-    The contenders take turns of ``turn`` lookups (each turn's order rotated by one, so each
-    follows every other alike), each in its own process: whatever the machine does meanwhile,
-    and whatever the contender before did to the CPU's caches, falls on all of them alike; run
-    one after another, a contender's rate depended on its place in the order by as much as
-    10 % (docs/performance.md, the matrix's method). ``rotation`` rotates the first turn's
-    order (the round's number: each round starts with another contender). A contender stops
-    after ``budget`` seconds of lookups; its windows then hold the rate of the lookups it did.
-    """
-    names = list(alones)
-    if not names:
-        return {}
-    done = dict.fromkeys(names, 0)
-    spent = dict.fromkeys(names, 0.0)  # the thread CPU seconds of its lookups so far
-    edges = sorted({*range(start, stop, turn), *(start + w for w in windows if w < stop - start), stop})
-    out: dict[str, dict[int, tuple[float, int]]] = {name: {} for name in names}
-    for k, (a, b) in enumerate(itertools.pairwise(edges)):
-        for name in _rotated(names, rotation + k):
-            if done[name] < a - start or spent[name] >= budget:
-                continue  # out of its budget
-            rate, did = alones[name].call(_rates_of, "topics", a, b, (b - a,), budget - spent[name])[b - a]
-            done[name] += did
-            spent[name] += did / rate
-        for name in names:
-            for w in windows:
-                if w == b - start or (w > b - start and b == stop):
-                    out[name][w] = (done[name] / max(spent[name], 1e-9), done[name])
-    return out
 
 
 def _early_topics(shape: shapes.Shape, r: int, count: int) -> tuple[int, int]:
@@ -399,10 +358,16 @@ def _early_life(
     names: list[str],
     built: dict[str, Alone] | None = None,
 ) -> Samples:
-    """The early-life rates of ``names``: each contender's first ``sizes.early`` lookups, the
-    contenders taking turns (:func:`_turns`), on builds made for the round, each in a process of
-    its own, and dropped after it; or, given ``built`` (contenders no lookup has touched yet),
-    one round on those."""
+    """The early-life rates of ``names``: each contender's first ``sizes.early`` lookups, run
+    whole, one contender after another (the order rotated by the round's number, so that each
+    runs first in turn), on builds made for the round, each in a process of its own, and dropped
+    after it; or, given ``built`` (contenders no lookup has touched yet), one round on those.
+
+    Whole, as a fresh matcher meets its first lookups in a Spark task or a CLI run: in turns of
+    a thousand lookups, with six other processes run between two turns, every turn began with
+    the CPU's caches filled by the others, which cost the contenders that keep the most (the
+    default's cache) the most: fan-out-20k's first 10,000 ran at 0.71 of the naive scan in turns,
+    and at 1.29 in one process alone (docs/performance.md, the matrix's method)."""
     windows = sizes.early
     samples: Samples = {w: {n: [] for n in names} for w in windows}
     rounds = repeat if built is None else 1
@@ -413,8 +378,10 @@ def _early_life(
             fresh = {n: a for n in names if (a := _build_one(n, shape, row, sizes)) is not None}
         alones = fresh if built is None else {n: built[n] for n in names if n in built}
         try:
-            turn = max(1, min(windows) // TURNS)
-            rates = _turns(alones, start, stop, windows, sizes.early_budget, turn, rotation=r)
+            rates = {
+                name: alones[name].call(_rates_of, "topics", start, stop, windows, sizes.early_budget)
+                for name in _rotated(list(alones), r)
+            }
         finally:
             if built is None:
                 _close(fresh)
@@ -430,11 +397,31 @@ def _early_life(
 def _rates_over(
     alones: dict[str, Alone], topics: tuple[int, int], budget: float, rotation: int = 0
 ) -> dict[str, float]:
-    """The contenders take turns (:func:`_turns`) over the row's ``topics`` (start, stop): the
-    rate of each."""
+    """The rate of each contender over the row's ``topics`` (start, stop), the contenders taking
+    turns of a tenth of them.
+
+    Each turn's order is rotated by one, so each follows every other alike, and the first
+    turn's by ``rotation`` (the round's number: each round starts with another contender). Each
+    runs in its own process: whatever the machine does meanwhile, and whatever the contender
+    before did to the CPU's caches, falls on all of them alike; run one after another, a
+    contender's rate depended on its place in the order by as much as 10 %
+    (docs/performance.md, the matrix's method). A contender stops after ``budget`` seconds of
+    lookups; its rate is then that of the lookups it did.
+    """
+    names = list(alones)
     start, stop = topics
-    rates = _turns(alones, start, stop, (stop - start,), budget, max(1, (stop - start) // TURNS), rotation)
-    return {name: by_window[stop - start][0] for name, by_window in rates.items()}
+    turn = max(1, (stop - start) // TURNS)
+    done = dict.fromkeys(names, 0)
+    spent = dict.fromkeys(names, 0.0)  # the thread CPU seconds of its lookups so far
+    for k, a in enumerate(range(start, stop, turn)):
+        b = min(a + turn, stop)
+        for name in _rotated(names, rotation + k):
+            if done[name] < a - start or spent[name] >= budget:
+                continue  # out of its budget
+            rate, did = alones[name].call(_rates_of, "topics", a, b, (b - a,), budget - spent[name])[b - a]
+            done[name] += did
+            spent[name] += did / rate
+    return {name: done[name] / max(spent[name], 1e-9) for name in names}
 
 
 def _lookup_row(
@@ -591,7 +578,7 @@ def _churn_turn(
     timed: bool,
 ) -> None:
     """Turn ``k`` of the churn row: each contender in turn, the order rotated by ``k`` (as in
-    :func:`_turns`), does ``lookups`` lookups or ``seconds`` seconds at most, with the writes
+    :func:`_rates_over`), does ``lookups`` lookups or ``seconds`` seconds at most, with the writes
     paced among them, going on where its last turn stopped; ``state`` sums what each did. A
     contender whose turns since ``state`` was reset took ``budget`` seconds sits the rest out (a
     turn ends at its first clock reading past ``seconds``, every 16 lookups: the naive scan's
@@ -616,28 +603,24 @@ def _churn_row(shape: shapes.Shape, sizes: Sizes, repeat: int, progress: Progres
         shape.dialect,
     )
     names = list(contenders_for(shape.dialect))
-    # Early life: fresh contenders taking turns of a tenth of early[0] lookups (as _early_life
-    # does), the first writes of the list among their first lookups; a window's rate is over
-    # the turns that reached it.
-    windows = sizes.early
-    turn = max(1, min(windows) // TURNS)
-    turns = max(windows) // turn
+    # Early life: fresh contenders, each run whole in turn (as _early_life runs them), the
+    # first writes of the list among their first lookups: the first early[0] lookups, then on
+    # to early[1] at once.
+    windows = sorted(sizes.early)
     early: dict[int, dict[str, list[float]]] = {w: {n: [] for n in names} for w in windows}
     for r in range(repeat):
         progress(f"{row.name}: early life, round {r + 1} of {repeat}")
         fresh = {n: a for n in names if (a := _build_one(n, shape, row, sizes)) is not None}
         state = {name: _Churned() for name in fresh}
         try:
-            for k in range(turns):
-                _churn_turn(fresh, state, r + k, turn, sizes.early_budget / turns, sizes.early_budget, False)
-                w = turn * (k + 1)
-                if w in windows:
-                    for name, s in state.items():
-                        early[w][name].append(s.rate())
-                        if s.looked < w:
-                            row.notes.setdefault(
-                                name, f"first {w:,}: {s.looked:,} lookups in the time budget"
-                            )
+            for name in _rotated(list(fresh), r):
+                one, s = {name: fresh[name]}, state[name]
+                for w in windows:
+                    budget = sizes.early_budget
+                    _churn_turn(one, state, 0, w - s.looked, budget - s.wall, budget, False)
+                    early[w][name].append(s.rate())
+                    if s.looked < w:
+                        row.notes.setdefault(name, f"first {w:,}: {s.looked:,} lookups in the time budget")
         finally:
             _close(fresh)
     for w in windows:
