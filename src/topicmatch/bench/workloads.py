@@ -366,8 +366,8 @@ def _early_life(
     Whole, as a fresh matcher meets its first lookups in a Spark task or a CLI run: in turns of
     a thousand lookups, with six other processes run between two turns, every turn began with
     the CPU's caches filled by the others, which cost the contenders that keep the most (the
-    default's cache) the most: fan-out-20k's first 10,000 ran at 0.71 of the naive scan in turns,
-    and at 1.29 in one process alone (docs/performance.md, the matrix's method)."""
+    default's cache) the most: compiled, fan-out-20k's first 10,000 ran at 0.71 of the naive scan
+    in turns and at 0.94 whole (docs/performance.md, the matrix's method)."""
     windows = sizes.early
     samples: Samples = {w: {n: [] for n in names} for w in windows}
     rounds = repeat if built is None else 1
@@ -612,11 +612,11 @@ def _churn_row(shape: shapes.Shape, sizes: Sizes, repeat: int, progress: Progres
         progress(f"{row.name}: early life, round {r + 1} of {repeat}")
         fresh = {n: a for n in names if (a := _build_one(n, shape, row, sizes)) is not None}
         state = {name: _Churned() for name in fresh}
+        budget = sizes.early_budget
         try:
             for name in _rotated(list(fresh), r):
                 one, s = {name: fresh[name]}, state[name]
                 for w in windows:
-                    budget = sizes.early_budget
                     _churn_turn(one, state, 0, w - s.looked, budget - s.wall, budget, False)
                     early[w][name].append(s.rate())
                     if s.looked < w:
