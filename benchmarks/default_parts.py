@@ -10,19 +10,22 @@ another's memory layout or warm caches), alternating in order round by round:
   records or stores: what the governor saves where nothing repeats;
 * ``no memo``: the trie's walk unites with ``union_of``, never the memo;
 * ``no cache``: ``Matcher(cache_size=0)`` (the memo stays);
-* ``trie``: the plain trie.
+* ``trie``: the plain trie;
+* ``naive``: the naive scan, asked for by name (``--variants naive``), on small tables only.
 
 Rows: ``topicmatch.bench.shapes`` at the workload matrix's sizes (``distinct`` 10,000 MQTT
 filters with topics seen once, ``unmatched-once`` the unmatched row's filters with topics seen
 once that match nobody, ``study``, ``zipf``, ``unmatched``, ``churn`` with its writes paced
 among the lookups, ``fanout`` 100,000 subscribers on 10 filters). Printed per row: the median
 lookups/s of each variant over the first 10,000 and the first 100,000 lookups of a fresh
-matcher, and its ratio to the default (median of the rounds' ratios). A row not in the default
-list is run when named: ``distinct-100k`` (the matrix's 100,000 filters, topics seen once) and
-``subs-1M`` (its million AMQP subscriptions, topics seen once). ``--variants`` runs some
+matcher, and its ratio to the default (median of the rounds' ratios), then each variant's build
+(ms) and its first lookup alone (µs): what a matcher builds lazily, its first lookup pays. A row
+not in the default list is run when named: ``distinct-100k`` (the matrix's 100,000 filters,
+topics seen once), ``subs-1M`` (its million AMQP subscriptions, topics seen once) and
+``fanout-20k`` (20,000 subscribers on one filter, the matrix's row). ``--variants`` runs some
 variants only (``default`` always: the ratios are to it), e.g. ``--variants trie`` for the
-default against the trie alone. Thread CPU time, not wall time: another process on the machine does not count
-against a variant.
+default against the trie alone. Thread CPU time, not wall time: another process on the machine
+does not count against a variant.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from topicmatch import Matcher
 from topicmatch._walk import union_of
 from topicmatch.bench import shapes
 
-VARIANTS = ("default", "no governor", "no memo", "no cache", "trie")
+VARIANTS = ("default", "no governor", "no memo", "no cache", "trie", "naive")
 ROWS = ("distinct", "unmatched-once", "study", "zipf", "unmatched", "churn", "fanout")
 WINDOWS = (10_000, 100_000)
 WRITE_EVERY = 8  # churn: a subscribe or unsubscribe every this many lookups
@@ -68,14 +71,16 @@ def _shape(row: str) -> shapes.Shape:
         return shapes.churn(300_000, 200_000, 200_000 // WRITE_EVERY + 2)
     if row == "fanout":
         return shapes.fanout(100_000, 10, 200_000)
+    if row == "fanout-20k":  # asked for by name only
+        return shapes.fanout(20_000, 1, 200_000)
     if row == "subs-1M":  # asked for by name only: a build of a million takes 10-20 s a variant
         return shapes.million(1_000_000, 400_000)
     raise SystemExit(f"unknown row {row!r}")
 
 
 def _matcher(variant: str, shape: shapes.Shape) -> Matcher[Any]:
-    if variant == "trie":
-        m: Matcher[Any] = Matcher("trie", shape.dialect)
+    if variant in ("trie", "naive"):
+        m: Matcher[Any] = Matcher(variant, shape.dialect)
     else:
         m = Matcher("default", shape.dialect, cache_size=0 if variant == "no cache" else None)
     m.subscribe_many(shape.pairs)
@@ -91,7 +96,9 @@ def _matcher(variant: str, shape: shapes.Shape) -> Matcher[Any]:
 def _child(row: str, variant: str, round_: int) -> None:
     """One variant's run, in this process: prints its rates as JSON."""
     shape = _shape(row)
+    built = time.thread_time()
     m = _matcher(variant, shape)
+    built = time.thread_time() - built
     last = max(WINDOWS)
     if shape.once:
         start = (round_ * last) % (len(shape.topics) - last)
@@ -101,9 +108,11 @@ def _child(row: str, variant: str, round_: int) -> None:
     writes = iter(shape.writes)
     lookup = m.lookup
     gc.collect()
-    out: dict[int, float] = {}
+    out: dict[int, float] = {0: built}  # the build's time, not a rate
     began = time.thread_time()
-    for i, topic in enumerate(topics, 1):
+    lookup(topics[0])
+    out[1] = time.thread_time() - began  # the first lookup's time, not a rate
+    for i, topic in enumerate(topics[1:], 2):
         lookup(topic)
         if shape.writes and not i % WRITE_EVERY:
             adding, pattern, subscriber = next(writes)
@@ -115,7 +124,7 @@ def _child(row: str, variant: str, round_: int) -> None:
 
 def main(rounds: int, rows: list[str], variants: tuple[str, ...]) -> None:
     for row in rows:
-        rates: dict[str, dict[int, list[float]]] = {v: {w: [] for w in WINDOWS} for v in variants}
+        rates: dict[str, dict[int, list[float]]] = {v: {w: [] for w in (0, 1, *WINDOWS)} for v in variants}
         for r in range(rounds):
             for variant in variants if r % 2 == 0 else variants[::-1]:
                 run = subprocess.run(
@@ -134,6 +143,11 @@ def main(rounds: int, rows: list[str], variants: tuple[str, ...]) -> None:
                 ratio = statistics.median(a / b for a, b in zip(rates[variant][w], base, strict=True))
                 cells.append(f"{variant} {statistics.median(rates[variant][w]):,.0f}/s ({ratio:.2f})")
             print(f"{row}, first {w:,}: " + "; ".join(cells), flush=True)
+        firsts = "; ".join(
+            f"{v} {statistics.median(rates[v][0]) * 1e3:,.1f} / {statistics.median(rates[v][1]) * 1e6:,.0f}"
+            for v in variants
+        )
+        print(f"{row}, the build, ms / the first lookup alone, µs: {firsts}", flush=True)
 
 
 if __name__ == "__main__":
@@ -146,7 +160,9 @@ if __name__ == "__main__":
             "rows", nargs="?", default=",".join(ROWS), help="ROW[,ROW...] (default: " + ",".join(ROWS) + ")"
         )
         parser.add_argument(
-            "--variants", default=",".join(VARIANTS[1:]), help="V[,V...] beside the default (default: all)"
+            "--variants",
+            default=",".join(VARIANTS[1:-1]),
+            help="V[,V...] beside the default (default: all but naive)",
         )
         options = parser.parse_args()
         chosen = options.variants.split(",")
