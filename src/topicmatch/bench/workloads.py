@@ -551,6 +551,8 @@ class _Churned:
     times: list[int] = field(default_factory=list)  # each write's duration in ns (if timed)
 
     def rate(self) -> float:
+        """Lookups per thread CPU second since the totals were last reset (writes' time included:
+        a contender's lookups are what it serves while keeping up with the writes)."""
         return self.looked / max(self.cpu, 1e-9)
 
 
