@@ -18,7 +18,8 @@ import os
 import sys
 import time
 
-from topicmatch import Matcher
+import default_parts  # benchmarks/default_parts.py, beside this script: its rows and variants
+
 from topicmatch.bench import shapes
 
 VARIANTS = ("default", "no cache", "trie")
@@ -26,11 +27,7 @@ ONCE, AGAIN = 24_000, 6_000
 
 
 def _child(shape: shapes.Shape, variant: str, out: int) -> None:
-    if variant == "trie":
-        m: Matcher[int] = Matcher("trie", shape.dialect)
-    else:
-        m = Matcher(dialect=shape.dialect, cache_size=0 if variant == "no cache" else None)
-    m.subscribe_many(shape.pairs)
+    m = default_parts._matcher(variant, shape)
     began = time.thread_time()
     for topic in shape.topics[:ONCE]:
         m.lookup(topic)
@@ -48,7 +45,7 @@ def _child(shape: shapes.Shape, variant: str, out: int) -> None:
 
 
 def main(rounds: int) -> None:
-    shape = shapes.million(1_000_000, 400_000)
+    shape = default_parts._shape("subs-1M")
     for r in range(rounds):
         for variant in VARIANTS if r % 2 == 0 else VARIANTS[::-1]:
             read, write = os.pipe()
