@@ -96,9 +96,9 @@ def _matcher(variant: str, shape: shapes.Shape) -> Matcher[Any]:
 def _child(row: str, variant: str, round_: int) -> None:
     """One variant's run, in this process: prints its rates as JSON."""
     shape = _shape(row)
-    built = time.thread_time()
+    start = time.thread_time()
     m = _matcher(variant, shape)
-    built = time.thread_time() - built
+    built = time.thread_time() - start
     last = max(WINDOWS)
     if shape.once:
         start = (round_ * last) % (len(shape.topics) - last)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+import traceback
 
 import default_parts  # benchmarks/default_parts.py, beside this script: its rows and variants
 
@@ -51,12 +52,18 @@ def main(rounds: int) -> None:
             read, write = os.pipe()
             pid = os.fork()
             if pid == 0:
+                code = 0
                 try:
                     _child(shape, variant, write)
+                except BaseException:
+                    traceback.print_exc()  # os._exit skips the interpreter's own report
+                    code = 1
                 finally:
-                    os._exit(0)
-            os.waitpid(pid, 0)
+                    os._exit(code)
+            _, status = os.waitpid(pid, 0)
             os.close(write)
+            if os.waitstatus_to_exitcode(status) != 0:
+                raise SystemExit(f"the {variant} process of round {r + 1} failed (its traceback above)")
             print(f"round {r + 1}, " + os.read(read, 1000).decode().strip(), flush=True)
             os.close(read)
 
