@@ -33,7 +33,9 @@ window was cut short), in the thread's CPU time: on a shared machine, another pr
 meanwhile does not count against the contender that happened to run then. Every answer of
 topicmatch's contenders is checked against the trie on a sample of the row's topics; a peer's
 disagreements are counted and shown. Memory (large table only) is what ``tracemalloc`` saw
-allocated while building, divided by the number of subscriptions.
+allocated while building, divided by the number of subscriptions. Each row's table gives each
+contender's build time, the median of its builds in wall seconds (a build that measured memory ran
+under ``tracemalloc``: left out, or marked where it is the contender's only one).
 
 The burst row gives each contender the hot subjects until it is warm, then the burst, then the
 hot subjects again: its rate is that of the first lookups after the burst (``burst[3]`` of them),
@@ -259,7 +261,10 @@ def _build_one(name: str, shape: shapes.Shape, row: Row, sizes: Sizes, memory: b
         row.notes[name] = note
         alone.close()
         return None
-    row.extra.setdefault(name, {}).update(alone.built)
+    extra = row.extra.setdefault(name, {})
+    extra.update(alone.built)
+    if not memory:  # a build under tracemalloc runs slower: only the others are its build time
+        extra.setdefault("builds_s", []).append(alone.built["build_s"])
     return alone
 
 
@@ -491,6 +496,7 @@ def _lookup_row(
         return [row]
     _pair(again, STEADY, seen)
     again.notes.update(row.notes)
+    again.extra.update(row.extra)  # the same builds
     return [row, again]
 
 
@@ -809,8 +815,19 @@ def _summary(rows: list[Row], phases: list[str]) -> tuple[list[str], list[list[s
     return headers, table
 
 
+def _build_cell(extra: dict[str, Any]) -> str:
+    """A contender's build time: the median of its builds in seconds, or, if its only build
+    also measured memory (the large row's scans), that one's, which ran under tracemalloc."""
+    builds = extra.get("builds_s")
+    if builds:
+        return f"{median(builds):,.2f}"
+    if "build_s" in extra:
+        return f"{extra['build_s']:,.2f} (traced)"
+    return "-"
+
+
 def _row_table(row: Row, phases: list[str]) -> tuple[list[str], list[list[str]]]:
-    head = ["matcher", *(f"lookups/s, {p}" for p in phases), "default is x faster (steady)"]
+    head = ["matcher", "build s", *(f"lookups/s, {p}" for p in phases), "default is x faster (steady)"]
     churn, large = row.name == "churn", row.name.startswith("subs-") and not row.name.endswith("repeat")
     burst = row.name.startswith("burst")
     if churn:
@@ -822,7 +839,7 @@ def _row_table(row: Row, phases: list[str]) -> tuple[list[str], list[list[str]]]
     lines = []
     for name in contenders_for(row.dialect):
         extra = row.extra.get(name, {})
-        cells = [name]
+        cells = [name, _build_cell(extra)]
         cells += [fmt_int(row.rates[p][name]) if name in row.rates.get(p, {}) else "-" for p in phases]
         cells.append(_cell(row, STEADY, name))
         if churn:
