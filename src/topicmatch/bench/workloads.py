@@ -35,7 +35,9 @@ topicmatch's contenders is checked against the trie on a sample of the row's top
 disagreements are counted and shown. Memory (large table only) is what ``tracemalloc`` saw
 allocated while building, divided by the number of subscriptions. Each row's table gives each
 contender's build time, the median of its builds in wall seconds (a build that measured memory ran
-under ``tracemalloc``: left out, or marked where it is the contender's only one).
+under ``tracemalloc``: left out, or marked where it is the contender's only one). The large
+table's repeat row looks up again topics each build has seen, on the same budget per contender as
+the row's first lookups.
 
 The burst row gives each contender the hot subjects until it is warm, then the burst, then the
 hot subjects again: its rate is that of the first lookups after the burst (``burst[3]`` of them),
@@ -480,7 +482,7 @@ def _lookup_row(
                 for name, rate in _rates_over(alones, slices[r], budget, r).items():
                     steady[name].append(rate)
                 if repeats:
-                    for name, rate in _rates_over(alones, slices[0], sizes.budget, r).items():
+                    for name, rate in _rates_over(alones, slices[0], budget, r).items():
                         seen[name].append(rate)
                 if r == repeat:
                     sample = list(dict.fromkeys(shape.topics[:SAMPLE]))
