@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from topicmatch import DIALECTS, InvalidTopicError, Matcher, make_dialect
-from topicmatch._cache import ADMIT_BACKOFF, ADMIT_WINDOW, INDEX_BUDGET, ResultCache
+from topicmatch._cache import ADMIT_BACKOFF, ADMIT_WINDOW, INDEX_BUDGET, QUIET_CHUNK, ResultCache
 from topicmatch._words import pattern_matches
 
 from .reference import MATCHES
@@ -190,8 +190,8 @@ def test_admission_stops_on_topics_seen_once_and_comes_back_after_its_backoff() 
     assert not cache.admission.on
     recorded = len(cache.seen)
     assert recorded == ADMIT_WINDOW
-    # Nothing is cached: the wait is counted in quiet, one per miss, the governor untouched.
-    assert (cache.quiet, cache.admission.left) == (ADMIT_BACKOFF - 1, 1)
+    # Nothing is cached: the wait is counted in quiet, one per miss, a chunk at a time.
+    assert (cache.quiet, cache.admission.left) == (QUIET_CHUNK - 1, 1)
     for _ in range(ADMIT_BACKOFF - 1):  # off: a lookup records nothing
         assert m.lookup(next(topics)) == {1}
     assert len(cache.seen) == recorded
@@ -202,6 +202,35 @@ def test_admission_stops_on_topics_seen_once_and_comes_back_after_its_backoff() 
     m.lookup("a.again")
     m.lookup("a.again")
     assert "a.again" in cache.warm
+
+
+def test_a_wait_has_its_misses_whether_quiet_counts_them_or_not() -> None:
+    # A store that lands in warm during a quiet wait (a reader that read admission on before
+    # the wait began, done here by hand) hands the rest of the wait back to the governor: warm
+    # is probed again, and the wait still ends after exactly ADMIT_BACKOFF misses.
+    m = Matcher()
+    m.subscribe("a.*", 1)
+    cache = _cache(m)
+    topics = (f"a.t{i}" for i in range(10**6))
+    for _ in range(ADMIT_WINDOW):
+        m.lookup(next(topics))
+    assert not cache.admission.on
+    for _ in range(3 * QUIET_CHUNK + 7):
+        m.lookup(next(topics))
+    assert cache.quiet > 0
+    cache._store("a.late", frozenset({1}), cache._version)
+    waited = 3 * QUIET_CHUNK + 7
+    for _ in range(QUIET_CHUNK):  # the chunk under way ends: from then on, misses probe warm
+        m.lookup(next(topics))
+    waited += QUIET_CHUNK
+    assert m.lookup("a.late") == {1}  # a hit in warm, promoted, while admission still waits
+    assert "a.late" in cache.hot
+    assert (cache.quiet, cache.admission.on) == (0, False)
+    while not cache.admission.on:
+        m.lookup(next(topics))
+        waited += 1
+        assert waited <= ADMIT_BACKOFF
+    assert waited == ADMIT_BACKOFF
 
 
 def test_admission_stops_on_topics_seen_twice() -> None:

@@ -97,6 +97,11 @@ ADMIT_PAYS: Final = 8
 #: Misses that admission stays off after a window that did not pay, first and at most.
 ADMIT_BACKOFF: Final = 16384
 ADMIT_MAX_BACKOFF: Final = 65536
+#: The most misses of a wait that ``quiet`` counts at a time (expire): CPython makes the ints up
+#: to 256 once, so a count within them makes no object, and the quiet path of a pure lookup
+#: costs ~100 instructions less than one counting down from 65,536, which made and freed an
+#: int per miss (benchmarks/instructions.py; the compiled build counts in a C integer).
+QUIET_CHUNK: Final = 256
 #: Topics promoted since the last write that the next write indexes, at most; with more, it
 #: empties ``hot`` instead (a write's cost stays bounded: tests/test_bounds.py).
 INDEX_BUDGET: Final = 1024
@@ -126,6 +131,7 @@ class ResultCache(Versioned):
         "_hot_bytes",
         "_hot_results",
         "_parse",
+        "_quiet_rest",
         "_stored_before",
         "_trie",
         "_unindexed",
@@ -168,6 +174,7 @@ class ResultCache(Versioned):
         self.seen: dict[int, None] = {}  # admission: hashes of topics that missed once
         self.admission = Governor(ADMIT_WINDOW, ADMIT_BACKOFF, ADMIT_MAX_BACKOFF, self._paid)
         self.quiet = 0  # misses left of admission's wait while nothing is cached: see expire
+        self._quiet_rest = 0  # and the wait's misses after those (expire)
         self.stores = 0  # in the admission's current window
         self.promotions = 0
         self._stored_before = 0  # stores of the window before
@@ -240,12 +247,36 @@ class ResultCache(Versioned):
         out), so this changes no answer and no decision, only the cost of a miss where nothing
         repeats (docs/performance.md). O(1) but for the governor's test, O(1) too. Readers
         count ``quiet`` down without a lock: a count lost to a race moves the end of the wait
-        by a miss, as with the governor's own count."""
+        by a miss, as with the governor's own count.
+
+        ``quiet`` takes the wait :data:`QUIET_CHUNK` misses at a time, the rest held in
+        ``_quiet_rest``: at the end of each chunk one miss takes the whole path (its probes
+        find nothing) and comes here, counted as one of the wait, for the next chunk. So the
+        wait has as many misses as the governor gave it, whether handed to ``quiet`` or not.
+        """
         admission = self.admission
+        rest = self._quiet_rest
+        if rest:  # a chunk of the wait ran out, and this miss was one of the wait
+            rest -= 1
+            self._quiet_rest = 0
+            if rest and not self.hot and not self.warm:
+                self._quiet(rest)
+                return
+            admission.left = rest  # what is left of the wait, counted by the governor
+            if rest:
+                return
         admission.expire()
         if not admission.on and not self.hot and not self.warm:
-            self.quiet = admission.left - 1
-            admission.left = 1  # the miss after the quiet ones ends the wait
+            self._quiet(admission.left)
+
+    def _quiet(self, wait: int) -> None:
+        """Hand ``wait`` misses of admission's wait to ``quiet``: a chunk of at most
+        :data:`QUIET_CHUNK` - 1 there, then one miss through the whole path (``left`` of 1),
+        the rest in ``_quiet_rest``."""
+        chunk = min(wait - 1, QUIET_CHUNK - 1)
+        self._quiet_rest = wait - chunk
+        self.admission.left = 1  # the miss after the quiet ones comes back to expire
+        self.quiet = chunk
 
     # -- writes ----------------------------------------------------------------------------------
     def write(self, tokens: Tokens, commit: Callable[[], _T]) -> _T:

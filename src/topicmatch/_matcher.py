@@ -97,7 +97,7 @@ class _Reader(Generic[S]):
         cache = self._cache
         if cache is not None:
             quiet = cache.quiet
-            if quiet > 0:
+            if quiet:  # never below 0: a reader stores what it read less 1, only when above 0
                 # Nothing cached and admission waiting (ResultCache.quiet): the miss is counted,
                 # and the walk is all there is to do.
                 cache.quiet = quiet - 1
