@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import statistics
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,14 @@ def test_bench_all_quick_writes_every_report(tmp_path: Path) -> None:
             assert f"]({chart})" in report
         assert f"{name}: {directory / 'report.md'}" in out.getvalue()
         assert f"]({name}/report.md)" in index, name
+    # The workload matrix keeps each round's rates, whose medians are the rates it reports.
+    rows = json.loads((tmp_path / "workloads" / "results.json").read_text(encoding="utf-8"))["results"]
+    for row, got in rows.items():
+        assert got["samples"].keys() == got["rates"].keys(), row
+        for phase, rates in got["rates"].items():
+            assert rates, (row, phase)
+            for contender, rate in rates.items():
+                assert statistics.median(got["samples"][phase][contender]) == rate, (row, phase, contender)
 
 
 def test_bench_rejects_a_bad_repeat(capsys: pytest.CaptureFixture[str]) -> None:

@@ -27,7 +27,8 @@ time, each turn's order rotated by one and each round's first turn by the round'
 noisy machine slows them alike and none is always first (churn: turns of a tenth of the round's
 time, each going on with the writes where the last stopped; burst: each runs its round whole, in
 turn, the order reversed every other round). A figure is the median of the rounds, and a ratio the
-median over the rounds of the default's rate divided by the other's in the same round. A contender
+median over the rounds of the default's rate divided by the other's in the same round (each
+round's rates are in results.json, ``samples``: how far the rounds spread). A contender
 stops at a time budget and its rate is computed on the lookups it did (the report says where a
 window was cut short), in the thread's CPU time: on a shared machine, another process running
 meanwhile does not count against the contender that happened to run then. Every answer of
@@ -128,6 +129,7 @@ class Row:
     dialect: str
     rates: dict[str, dict[str, float]] = field(default_factory=dict)  # phase -> contender -> rate
     paired: dict[str, dict[str, float]] = field(default_factory=dict)  # phase -> contender -> ratio
+    samples: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # each round's rates
     notes: dict[str, str] = field(default_factory=dict)
     extra: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -301,6 +303,7 @@ def _close(built: dict[str, Alone]) -> None:
 def _pair(row: Row, phase: str, samples: dict[str, list[float]]) -> None:
     """Medians of ``samples`` (contender -> rate per round) and of the default's ratio to each."""
     row.rates[phase] = {name: median(values) for name, values in samples.items() if values}
+    row.samples[phase] = {name: list(values) for name, values in samples.items() if values}
     mine = samples.get("default")
     if not mine:
         return
@@ -900,6 +903,7 @@ def run(out: Path, repeat: int, quick: bool, progress: Progress, only: set[str] 
                 "dialect": row.dialect,
                 "rates": row.rates,
                 "paired": row.paired,
+                "samples": row.samples,
                 "notes": row.notes,
                 "extra": row.extra,
             },
