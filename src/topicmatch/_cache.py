@@ -250,22 +250,17 @@ class ResultCache(Versioned):
         by a miss, as with the governor's own count.
 
         ``quiet`` takes the wait :data:`QUIET_CHUNK` misses at a time, the rest held in
-        ``_quiet_rest``: at the end of each chunk one miss takes the whole path (its probes
-        find nothing) and comes here, counted as one of the wait, for the next chunk. So the
+        ``_quiet_rest``: at the end of each chunk one miss takes the whole path (it probes
+        both generations) and comes here, counted as one of the wait, for the next chunk. So the
         wait has as many misses as the governor gave it, whether handed to ``quiet`` or not.
         """
         admission = self.admission
-        rest = self._quiet_rest
-        if rest:  # a chunk of the wait ran out, and this miss was one of the wait
-            rest -= 1
-            self._quiet_rest = 0
-            if rest and not self.hot and not self.warm:
-                self._quiet(rest)
-                return
-            admission.left = rest  # what is left of the wait, counted by the governor
-            if rest:
-                return
-        admission.expire()
+        rest = self._quiet_rest  # 0, or a chunk ran out and this miss was one of the wait
+        self._quiet_rest = 0
+        if rest > 1:
+            admission.left = rest - 1  # the rest of the wait: to quiet below, or the governor's
+        else:
+            admission.expire()  # judge the window, or end the wait (rest 1: this was its last)
         if not admission.on and not self.hot and not self.warm:
             self._quiet(admission.left)
 
