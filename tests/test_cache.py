@@ -233,6 +233,21 @@ def test_a_wait_has_its_misses_whether_quiet_counts_them_or_not() -> None:
     assert waited == ADMIT_BACKOFF
 
 
+def test_a_bulk_write_is_one_change_that_forgets_what_each_pattern_matches() -> None:
+    m = Matcher()
+    m.subscribe_many([("a.*", 1), ("b.*", 2)])
+    cache = _cache(m)
+    _make_hot(m, ["a.x", "b.y", "c.z"])
+    before = cache._version
+    m.subscribe_many([("a.x", 3), ("b.#", 4)])
+    assert cache._version == before + 2  # one change for the whole call, not one per pattern
+    assert "c.z" in cache.hot  # no pattern of the write matches it
+    assert "a.x" not in cache.hot
+    assert "b.y" not in cache.hot
+    assert m.lookup("a.x") == {1, 3}
+    assert m.lookup("b.y") == {2, 4}
+
+
 def test_admission_stops_on_topics_seen_twice() -> None:
     # Each topic twice: every second lookup stores, and nothing is ever looked up a third time.
     # The first window's stores are given the next window to come back; they do not.

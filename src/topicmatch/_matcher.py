@@ -442,12 +442,12 @@ class Matcher(_Reader[S]):
         return removed
 
     def _commit_each(self, items: list[Item], change: Callable[[Iterable[Item]], int]) -> int:
-        """``change(items)`` (the index's add_many or remove_many); through the result cache one
-        pattern at a time, so that it forgets the topics each pattern matches. self._writes held."""
+        """``change(items)`` (the index's add_many or remove_many); through the result cache, which
+        forgets the topics each pattern matches first. self._writes held."""
         cache = self._cache
         if cache is None:
             return change(items)
-        return sum(cache.write(item[1], partial(change, (item,))) for item in items)
+        return cache.write_all([item[1] for item in items], partial(change, items))
 
     def _grouped(self, pairs: Iterable[tuple[str, S]], method: str) -> list[Item]:
         """Check every pair of a bulk call and group the subscribers by pattern; raises the typed
