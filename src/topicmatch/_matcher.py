@@ -366,7 +366,7 @@ class Matcher(_Reader[S]):
             items = self._grouped(pairs, "subscribe_many")
             with self._writes:
                 try:
-                    return self._commit_each(items, self._index.add_many)
+                    return self._commit_all(items, self._index.add_many)
                 finally:  # as in subscribe
                     by_subscriber = self._by_subscriber
                     for pattern, _tokens, subscribers in items:
@@ -434,16 +434,17 @@ class Matcher(_Reader[S]):
         """Remove the pairs of ``items`` (one per pattern) from the index and then from the
         subscriber index (not if the index raised: the record may hold more, never less);
         self._writes held. The number of pairs that existed."""
-        removed = self._commit_each(items, self._index.remove_many)
+        removed = self._commit_all(items, self._index.remove_many)
         by_subscriber = self._by_subscriber
         for pattern, _tokens, subscribers in items:
             for subscriber in subscribers:
                 by_subscriber.discard(subscriber, pattern)
         return removed
 
-    def _commit_each(self, items: list[Item], change: Callable[[Iterable[Item]], int]) -> int:
-        """``change(items)`` (the index's add_many or remove_many); through the result cache, which
-        forgets the topics each pattern matches first. self._writes held."""
+    def _commit_all(self, items: list[Item], change: Callable[[Iterable[Item]], int]) -> int:
+        """``change(items)`` (the index's add_many or remove_many), all the items in one change
+        through the result cache, which forgets the topics each pattern matches first.
+        self._writes held."""
         cache = self._cache
         if cache is None:
             return change(items)
