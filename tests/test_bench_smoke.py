@@ -42,7 +42,10 @@ def test_bench_all_quick_writes_every_report(tmp_path: Path) -> None:
             assert f"]({chart})" in report
         assert f"{name}: {directory / 'report.md'}" in out.getvalue()
         assert f"]({name}/report.md)" in index, name
-    # The workload matrix keeps each round's rates, whose medians are the rates it reports.
+    # The workload matrix keeps each round's rates, from which its figures are medians, and lists
+    # the cells under its target (or says there are none).
+    workloads = (tmp_path / "workloads" / "report.md").read_text(encoding="utf-8")
+    assert "\n## Cells under 0.95\n" in workloads
     rows = json.loads((tmp_path / "workloads" / "results.json").read_text(encoding="utf-8"))["results"]
     for row, got in rows.items():
         assert got["samples"].keys() == got["rates"].keys(), row
