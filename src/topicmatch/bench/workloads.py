@@ -103,7 +103,7 @@ QUICK = Sizes(
     ((5_000, 1), (20_000, 10)),
     20_000,
     (1_000, 3_000),
-    0.5,
+    0.1,  # a smoke run: the slow contenders (scans, peers) stop here on every row
     (20_000, 200, 5_000, 1_000),
 )
 FULL = Sizes(
