@@ -1,0 +1,79 @@
+"""A fresh matcher's first 10,000 lookups on the unmatched row, as the workload matrix meets them:
+each in a child forked from the process that holds the row's data.
+
+    [TOPICMATCH_PURE=1] .venv/bin/python benchmarks/first_window_forked.py [ROUNDS]
+
+Per round (default 15), the default, itself without a cache and the trie are each built in a
+child of their own and run the row's first 10,000 lookups (about 10 ms: one disturbance of the
+shared machine moves a round by a third, so the rounds are many). Printed: each round's rate,
+the minor page faults and the cyclic collector's runs during the window, then each variant's
+median and the default's median ratio, round by round, to the others. The matrix's cell, with
+its 5 rounds, straddles 0.95 by a wide spread (docs/performance.md); this gives it 15.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import resource
+import statistics
+import sys
+import time
+from typing import Any
+
+from topicmatch import Matcher
+from topicmatch.bench import shapes
+
+VARIANTS = ("default", "no cache", "trie")
+WINDOW = 10_000
+
+
+def _child(shape: shapes.Shape, variant: str, write: int) -> None:
+    name = "trie" if variant == "trie" else "default"
+    m: Matcher[Any] = Matcher(name, "mqtt", cache_size=0 if variant == "no cache" else None)
+    m.subscribe_many(shape.pairs)
+    collections: list[int] = []
+
+    def log(phase: str, info: dict[str, Any]) -> None:
+        if phase == "stop":
+            collections.append(info["generation"])
+
+    gc.callbacks.append(log)
+    lookup, topics = m.lookup, shape.topics[:WINDOW]
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    start = time.thread_time()
+    for topic in topics:
+        lookup(topic)
+    rate = WINDOW / (time.thread_time() - start)
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
+    os.write(write, f"{rate} {faults} {collections}\n".encode())
+
+
+def main(rounds: int) -> None:
+    shape = shapes.unmatched(20_000, 200_000)
+    rates: dict[str, list[float]] = {v: [] for v in VARIANTS}
+    for r in range(rounds):
+        for variant in VARIANTS:
+            read, write = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(read)
+                _child(shape, variant, write)
+                os._exit(0)
+            os.close(write)
+            with os.fdopen(read) as out:
+                rate, faults, collections = out.read().split(" ", 2)
+            os.waitpid(pid, 0)
+            rates[variant].append(float(rate))
+            seen = f"{faults:>4s} faults, collections {collections.strip()}"
+            print(f"round {r + 1:2d} {variant:9s} {float(rate):11,.0f}/s  {seen}")
+    for variant, values in rates.items():
+        print(f"{variant:9s} median {statistics.median(values):11,.0f}/s")
+    mine = rates["default"]
+    for other in VARIANTS[1:]:
+        ratio = statistics.median(a / b for a, b in zip(mine, rates[other], strict=True))
+        print(f"default ÷ {other}: {ratio:.3f} (median of the rounds' ratios)")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 15)
