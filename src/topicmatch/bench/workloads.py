@@ -153,8 +153,8 @@ class Row:
 
     def round_ratios(self, phase: str, name: str | None) -> list[float]:
         """The default's rate divided by ``name``'s, round by round: ratios of runs next to each
-        other in time, as this machine's speed drifts over seconds. None for a round where the
-        contender did no lookup at all (churn: all its time went on writes) has none."""
+        other in time, as this machine's speed drifts over seconds. A round where the contender
+        did no lookup at all (churn: all its time went on writes) has no ratio."""
         by = self.samples.get(phase, {})
         mine, theirs = by.get("default", []), by.get(name or "", [])
         return [a / b for a, b in zip(mine, theirs, strict=False) if b]
