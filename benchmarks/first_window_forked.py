@@ -2,6 +2,7 @@
 each in a child forked from the process that holds the row's data.
 
     [TOPICMATCH_PURE=1] .venv/bin/python benchmarks/first_window_forked.py [ROUNDS]
+    TOPICMATCH_PURE=1 .venv/bin/python benchmarks/first_window_forked.py --calls
 
 Per round (default 15), the default, itself without a cache and the trie are each built in a
 child of their own and run the row's first 10,000 lookups (about 10 ms: one disturbance of the
@@ -9,12 +10,17 @@ shared machine moves a round by a third, so the rounds are many). Printed: each 
 the minor page faults and the cyclic collector's runs during the window, then each variant's
 median and the default's median ratio, round by round, to the others. The matrix's cell, with
 its 5 rounds, straddles 0.95 by a wide spread (docs/performance.md); this gives it 15.
+``--calls``: instead, the default's calls in that window, counted under cProfile (the walks, and
+the result cache's records, stores and promotions), and the distinct topics among its lookups;
+pure build only (cProfile does not see compiled functions).
 """
 
 from __future__ import annotations
 
+import cProfile
 import gc
 import os
+import pstats
 import resource
 import statistics
 import sys
@@ -75,5 +81,21 @@ def main(rounds: int) -> None:
         print(f"default ÷ {other}: {ratio:.3f} (median of the rounds' ratios)")
 
 
+def calls() -> None:
+    shape = shapes.unmatched(20_000, 200_000)
+    m: Matcher[Any] = Matcher("default", "mqtt")
+    m.subscribe_many(shape.pairs)
+    topics = shape.topics[:WINDOW]
+    profile = cProfile.Profile()
+    profile.runcall(lambda: [m.lookup(topic) for topic in topics])
+    counts = {f"{name}": n for (_file, _line, name), (n, *_rest) in pstats.Stats(profile).stats.items()}  # type: ignore[attr-defined]
+    print(f"{WINDOW:,} lookups, {len(set(topics)):,} distinct topics")
+    for name in ("match", "admit", "_store", "promote"):
+        print(f"  {name}: {counts.get(name, 0):,} calls")
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 15)
+    if sys.argv[1:2] == ["--calls"]:
+        calls()
+    else:
+        main(int(sys.argv[1]) if len(sys.argv) > 1 else 15)
