@@ -20,7 +20,8 @@ import sys
 import time
 from typing import Any
 
-from topicmatch import Matcher
+import default_parts  # benchmarks/default_parts.py, beside this script
+
 from topicmatch.bench import shapes
 
 VARIANTS = ("default", "no cache", "trie")
@@ -29,9 +30,7 @@ WRITE_EVERY_NS = 100_000  # 10,000 writes a second, as the matrix's WRITE_RATE
 
 def _run(variant: str, seconds: float) -> None:
     shape = shapes.churn(300_000, 200_000, 200_000)
-    name = "trie" if variant == "trie" else "default"
-    m: Matcher[Any] = Matcher(name, "mqtt", cache_size=0 if variant == "no cache" else None)
-    m.subscribe_many(shape.pairs)
+    m = default_parts._matcher(variant, shape)
     collections: list[tuple[int, int, int]] = []  # start ns, end ns, generation
     began: list[int] = [0]
 

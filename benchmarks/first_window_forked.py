@@ -27,7 +27,8 @@ import sys
 import time
 from typing import Any
 
-from topicmatch import Matcher
+import default_parts  # benchmarks/default_parts.py, beside this script
+
 from topicmatch.bench import shapes
 
 VARIANTS = ("default", "no cache", "trie")
@@ -35,9 +36,7 @@ WINDOW = 10_000
 
 
 def _child(shape: shapes.Shape, variant: str, write: int) -> None:
-    name = "trie" if variant == "trie" else "default"
-    m: Matcher[Any] = Matcher(name, "mqtt", cache_size=0 if variant == "no cache" else None)
-    m.subscribe_many(shape.pairs)
+    m = default_parts._matcher(variant, shape)
     collections: list[int] = []
 
     def log(phase: str, info: dict[str, Any]) -> None:
@@ -56,7 +55,7 @@ def _child(shape: shapes.Shape, variant: str, write: int) -> None:
 
 
 def main(rounds: int) -> None:
-    shape = shapes.unmatched(20_000, 200_000)
+    shape = default_parts._shape("unmatched")
     rates: dict[str, list[float]] = {v: [] for v in VARIANTS}
     for r in range(rounds):
         for variant in VARIANTS:
@@ -82,9 +81,8 @@ def main(rounds: int) -> None:
 
 
 def calls() -> None:
-    shape = shapes.unmatched(20_000, 200_000)
-    m: Matcher[Any] = Matcher("default", "mqtt")
-    m.subscribe_many(shape.pairs)
+    shape = default_parts._shape("unmatched")
+    m = default_parts._matcher("default", shape)
     topics = shape.topics[:WINDOW]
     profile = cProfile.Profile()
     profile.runcall(lambda: [m.lookup(topic) for topic in topics])
