@@ -164,6 +164,14 @@ class Cluster(Launched):
             self._wait_for(log, "Successfully registered with master")
         return self
 
+    def apps(self) -> dict[str, set[str]]:
+        """Each application the workers ran executors for (its id), with the workers that ran
+        them (their work dirs): a worker keeps ``work-dir/app-ID/EXECUTOR`` after the app."""
+        found: dict[str, set[str]] = {}
+        for executor in self.workdir.glob("work*/app-*/*"):
+            found.setdefault(executor.parent.name, set()).add(executor.parent.parent.name)
+        return found
+
     def stop(self) -> None:
         """TERM each process group (workers first), KILL what is left after 20 s, check none remains."""
         processes = [process for process, _ in reversed(self.processes)]

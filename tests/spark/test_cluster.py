@@ -1,7 +1,10 @@
-"""The same ``topicmatch route`` on a real standalone cluster (a master, two workers) and locally.
+"""What runs on a real standalone cluster (a master, two workers on 127.0.0.1): ``topicmatch
+route``, which must give what local mode gives, and the latency harness's load shares.
 
-Runs alone with ``pytest -m cluster``. The route runs as a separate process (its own driver),
-exactly as a user would start it: ``topicmatch route --master spark://127.0.0.1:PORT``.
+Runs alone with ``pytest -m cluster``. Each command runs as a separate process (its own driver),
+exactly as a user would start it: ``topicmatch route --master spark://127.0.0.1:PORT``. The tests
+share one cluster (starting one takes about 13 s); each checks the executors of its own
+applications only (:meth:`Cluster.apps`).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,9 +29,18 @@ from .standalone import Cluster
 pytestmark = [pytest.mark.spark, pytest.mark.cluster]
 
 _FIGURES = ("messages", "deliveries", "unmatched", "invalid", "top_subscribers")
+_ENV = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
 
 
-def test_route_on_a_standalone_cluster_equals_local_mode(spark: SparkSession, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    with Cluster(tmp_path_factory.mktemp("cluster"), workers=2) as started:
+        yield started
+
+
+def test_route_on_a_standalone_cluster_equals_local_mode(
+    spark: SparkSession, cluster: Cluster, tmp_path: Path
+) -> None:
     data = tmp_path / "data"
     assert (
         main(
@@ -55,27 +68,26 @@ def test_route_on_a_standalone_cluster_equals_local_mode(spark: SparkSession, tm
     ]
     assert main(["route", *common, "--out", str(tmp_path / "local")], stdout=io.StringIO()) == 0
 
-    with Cluster(tmp_path / "cluster", workers=2) as cluster:
-        command = [sys.executable, "-m", "topicmatch", "route", *common, "--out", str(tmp_path / "remote")]
-        command += ["--master", cluster.url, "--conf", "spark.executor.memory=512m"]
-        env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
-        assert done.returncode == 0, done.stderr[-3000:]
-        assert "routed 8,000 messages" in done.stdout
-        executors = sorted((tmp_path / "cluster").glob("work*/app-*/*"))
-        assert len({path.parent.parent.name for path in executors}) == 2, "both workers ran executors"
-        # The other documented way: spark-submit, which then decides the master.
-        submit = [str(Path(sys.executable).parent / "spark-submit"), "--master", cluster.url]
-        submit += ["--conf", "spark.executor.memory=512m", topicmatch.cli.submit.__file__, "route", *common]
-        done = subprocess.run(
-            [*submit, "--out", str(tmp_path / "submitted")],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
+    before = set(cluster.apps())
+    command = [sys.executable, "-m", "topicmatch", "route", *common, "--out", str(tmp_path / "remote")]
+    command += ["--master", cluster.url, "--conf", "spark.executor.memory=512m"]
+    done = subprocess.run(command, env=_ENV, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "routed 8,000 messages" in done.stdout
+    (app,) = set(cluster.apps()) - before
+    assert len(cluster.apps()[app]) == 2, "both workers ran executors"
+    # The other documented way: spark-submit, which then decides the master.
+    submit = [str(Path(sys.executable).parent / "spark-submit"), "--master", cluster.url]
+    submit += ["--conf", "spark.executor.memory=512m", topicmatch.cli.submit.__file__, "route", *common]
+    done = subprocess.run(
+        [*submit, "--out", str(tmp_path / "submitted")],
+        env=_ENV,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
 
     local = json.loads((tmp_path / "local" / "summary.json").read_text())
     remote = json.loads((tmp_path / "remote" / "summary.json").read_text())
@@ -90,3 +102,21 @@ def test_route_on_a_standalone_cluster_equals_local_mode(spark: SparkSession, tm
     got = sorted(pairs_of(spark.read.parquet(str(tmp_path / "remote" / "deliveries"))))
     assert got == sorted(pairs_of(spark.read.parquet(str(tmp_path / "local" / "deliveries"))))
     assert len(got) == remote["deliveries"] > 8_000
+
+
+@pytest.mark.latency
+def test_the_latency_shares_run_on_a_standalone_cluster(cluster: Cluster, tmp_path: Path) -> None:
+    before = set(cluster.apps())
+    command = [sys.executable, "-m", "topicmatch", "bench", "latency", "--system", "nats"]
+    command += ["--rate", "400", "--duration", "3", "--warmup", "1", "--connections", "2"]
+    command += ["--processes", "2", "--spark-master", cluster.url, "--out", str(tmp_path / "out")]
+    done = subprocess.run(command, env=_ENV, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (app,) = set(cluster.apps()) - before
+    assert len(cluster.apps()[app]) == 2, "both workers ran a share"
+    (saved,) = (tmp_path / "out").glob("nats*.json")
+    result = json.loads(saved.read_text())
+    assert result["completed"] == 1_200  # 3 s at 400/s, the warm-up left out
+    assert result["failed"] == 0
+    assert result["config"]["load"] == f"Spark tasks on {cluster.url}"
+    assert f"--spark-master {cluster.url}" in result["command"]

@@ -1,18 +1,17 @@
 """Load from many hosts: the latency harness's shares as Spark tasks (issue 15, §4).
 
-Three set-ups: the test's local session; a standalone cluster of two workers on 127.0.0.1 (the
-command as a user runs it, its own driver); and a broker on a host of its own, a network
-namespace made here with a veth pair, loaded from this one.
+Two set-ups here: the test's local session, and a broker on a host of its own, a network
+namespace made here with a veth pair, loaded from this one. The third, a standalone cluster of
+two workers on 127.0.0.1 (the command as a user runs it, its own driver), is in
+``test_cluster.py``, which starts one cluster for all that runs on it.
 """
 
 from __future__ import annotations
 
 import io
 import json
-import os
 import socket
 import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,8 +26,6 @@ from topicmatch_latency._load import LoadSpec
 from topicmatch_latency._result import LatencyResult
 from topicmatch_latency._spark_shares import run_shares_on_spark
 from topicmatch_latency._systems import RoundTripFactory
-
-from .standalone import Cluster
 
 pytestmark = [pytest.mark.spark, pytest.mark.latency]
 
@@ -53,25 +50,6 @@ def test_a_share_that_cannot_connect_fails_every_task_at_once(spark: SparkSessio
     closed = servers.free_port()  # nobody listens there
     with pytest.raises(Exception, match=r"another load share could not start|Connect"):
         run_shares_on_spark(spark, RoundTripFactory("nats", port=closed, timeout=2), spec)
-
-
-@pytest.mark.cluster
-def test_the_command_runs_its_shares_on_a_standalone_cluster(tmp_path: Path) -> None:
-    with Cluster(tmp_path / "cluster", workers=2) as cluster:
-        command = [sys.executable, "-m", "topicmatch", "bench", "latency", "--system", "nats"]
-        command += ["--rate", "400", "--duration", "3", "--warmup", "1", "--connections", "2"]
-        command += ["--processes", "2", "--spark-master", cluster.url, "--out", str(tmp_path / "out")]
-        env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
-        assert done.returncode == 0, done.stderr[-3000:]
-        executors = sorted((tmp_path / "cluster").glob("work*/app-*/*"))
-        assert len({path.parent.parent.name for path in executors}) == 2, "both workers ran a share"
-    (saved,) = (tmp_path / "out").glob("nats*.json")
-    result = json.loads(saved.read_text())
-    assert result["completed"] == 1_200  # 3 s at 400/s, the warm-up left out
-    assert result["failed"] == 0
-    assert result["config"]["load"] == f"Spark tasks on {cluster.url}"
-    assert f"--spark-master {cluster.url}" in result["command"]
 
 
 @pytest.fixture
