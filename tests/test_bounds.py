@@ -71,7 +71,7 @@ def test_the_cache_keeps_within_its_byte_bound() -> None:
         before = tracemalloc.get_traced_memory()[0]
         peak = most = 0
         for i, topic in enumerate(topics):
-            cache._store(topic, results[i], cache._version)
+            cache._store(topic, None, results[i], cache._version)
             if i % 2:
                 cache.promote(topic, cache._version)
             if i % 500 == 0:

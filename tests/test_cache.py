@@ -11,7 +11,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from topicmatch import DIALECTS, InvalidTopicError, Matcher, make_dialect
-from topicmatch._cache import ADMIT_BACKOFF, ADMIT_WINDOW, INDEX_BUDGET, QUIET_CHUNK, ResultCache
+from topicmatch._cache import (
+    ADMIT_BACKOFF,
+    ADMIT_WINDOW,
+    INDEX_BUDGET,
+    MAX_TOPIC_CHARS,
+    MAX_TOPIC_WORDS,
+    QUIET_CHUNK,
+    ResultCache,
+)
 from topicmatch._words import pattern_matches
 
 from .reference import MATCHES
@@ -128,7 +136,7 @@ def test_invalidation_finds_exactly_the_matching_topics(data: st.DataObject) -> 
     for i, topic in enumerate(topics):
         if i == half:  # the first half indexed by a write of a pattern that matches none of them
             cache.write(d.parse_pattern("no.such.topic" if dialect != "mqtt" else "no/such/topic"), list)
-        cache._store(topic, frozenset(), cache._version)
+        cache._store(topic, None, frozenset(), cache._version)
         cache.promote(topic, cache._version)
     words_of = {t: d.parse_topic(t) for t in topics}
     expected = {t for t, w in words_of.items() if w is not None and pattern_matches(tokens, w, d.dollar_rule)}
@@ -155,12 +163,12 @@ def test_a_lookup_that_read_the_version_during_a_commit_cannot_store_or_promote(
         return True
 
     assert cache.write(d.parse_pattern("a.b"), commit)
-    cache._store("a.b", frozenset({"stale"}), read_during_commit[0])
+    cache._store("a.b", None, frozenset({"stale"}), read_during_commit[0])
     assert "a.b" not in cache.warm
-    cache._store("a.b", frozenset({"fresh"}), cache._version)
+    cache._store("a.b", None, frozenset({"fresh"}), cache._version)
     assert cache.warm["a.b"] == {"fresh"}
     assert cache.write(d.parse_pattern("x"), commit)  # empties warm
-    cache._store("a.b", frozenset({"fresh"}), cache._version)
+    cache._store("a.b", None, frozenset({"fresh"}), cache._version)
     cache.promote("a.b", read_during_commit[1])
     assert "a.b" not in cache.hot
     cache.promote("a.b", cache._version)
@@ -218,7 +226,7 @@ def test_a_wait_has_its_misses_whether_quiet_counts_them_or_not() -> None:
     for _ in range(3 * QUIET_CHUNK + 7):
         m.lookup(next(topics))
     assert cache.quiet > 0
-    cache._store("a.late", frozenset({1}), cache._version)
+    cache._store("a.late", None, frozenset({1}), cache._version)
     waited = 3 * QUIET_CHUNK + 7
     for _ in range(QUIET_CHUNK):  # the chunk under way ends: from then on, misses probe warm
         m.lookup(next(topics))
@@ -301,6 +309,26 @@ def test_hot_topics_are_served_through_a_burst_of_new_ones() -> None:
     for topic in hot:
         assert m.lookup(topic) == {1, 2}
     assert cache.admission.left == walked  # no miss: every one was a hit
+
+
+class _Topic(str):
+    pass
+
+
+def test_long_topics_and_str_subclasses_are_never_stored() -> None:
+    """Recorded like any miss (the record tests nothing), refused by the store: a topic longer
+    than the limits, and a str subclass, which may hash or compare unlike its value."""
+    m = Matcher("default", "mqtt")  # an AMQP topic cannot pass 255 bytes: no topic too long
+    m.subscribe("#", 1)
+    cache = _cache(m)
+    refused = ["/".join(["w"] * (MAX_TOPIC_WORDS + 1)), "x" * (MAX_TOPIC_CHARS + 1), _Topic("a/b")]
+    for _ in range(5):
+        for topic in refused:
+            assert m.lookup(topic) == {1}
+    assert len(cache) == 0
+    at_the_limits = ["/".join(["w"] * MAX_TOPIC_WORDS), "x" * MAX_TOPIC_CHARS, "a/b"]
+    _make_hot(m, at_the_limits)
+    assert set(cache.hot) == set(at_the_limits)
 
 
 def test_a_burst_of_topics_seen_twice_leaves_hot_alone() -> None:
