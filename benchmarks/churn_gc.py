@@ -1,7 +1,7 @@
 """Where the slowest writes under churn come from: each write timed, each run of CPython's cyclic
 collector logged (its generation and duration).
 
-    .venv/bin/python benchmarks/churn_gc.py [SECONDS]
+    .venv/bin/python benchmarks/churn_gc.py [SECONDS] [--freeze]
 
 The workload matrix's churn row (300,000 MQTT subscriptions, a subscribe or unsubscribe paced at
 10,000 a second among lookups of Zipf topics), run for SECONDS (default 20) on the default,
@@ -9,7 +9,9 @@ itself without a cache and the trie, each in a process of its own. Printed per v
 writes done, the collections by generation with the full ones' durations, and the five slowest
 writes with the collections that ran inside each. A collection runs inside whatever call
 allocates past its threshold, a lookup or a write: the matrix's *write max* column shows where
-one landed, not what a write costs.
+one landed, not what a write costs. ``--freeze``: ``gc.freeze()`` once the matcher is built, as a
+program that builds its table and then serves can do (docs/performance.md): the collector then
+leaves the objects made until then alone, and only what the churn makes is traversed.
 """
 
 from __future__ import annotations
@@ -28,9 +30,12 @@ VARIANTS = ("default", "no cache", "trie")
 WRITE_EVERY_NS = 100_000  # 10,000 writes a second, as the matrix's WRITE_RATE
 
 
-def _run(variant: str, seconds: float) -> None:
+def _run(variant: str, seconds: float, freeze: bool) -> None:
     shape = shapes.churn(300_000, 200_000, 200_000)
     m = default_parts._matcher(variant, shape)
+    if freeze:
+        gc.collect()
+        gc.freeze()
     collections: list[tuple[int, int, int]] = []  # start ns, end ns, generation
     began: list[int] = [0]
 
@@ -65,7 +70,8 @@ def _run(variant: str, seconds: float) -> None:
         gc.callbacks.remove(log)
     by_generation = {g: sum(1 for c in collections if c[2] == g) for g in (0, 1, 2)}
     full = ", ".join(f"{(b - a) / 1e6:,.0f}" for a, b, g in collections if g == 2)
-    print(f"{variant}: {len(writes):,} writes; collections by generation {by_generation}")
+    frozen = f", {gc.get_freeze_count():,} objects frozen" if freeze else ""
+    print(f"{variant}: {len(writes):,} writes; collections by generation {by_generation}{frozen}")
     print(f"  full collections, ms: {full}")
     for duration, t0, t1, adding, pattern in sorted(writes, reverse=True)[:5]:
         inside = [f"gen {g} {(b - a) / 1e3:,.0f} µs" for a, b, g in collections if a >= t0 and b <= t1]
@@ -74,13 +80,15 @@ def _run(variant: str, seconds: float) -> None:
         print(f"  {duration / 1e3:12,.1f} µs  {kind} {pattern!r}; inside: {ran}")
 
 
-def main(seconds: float) -> None:
+def main(seconds: float, freeze: bool) -> None:
     for variant in VARIANTS:
-        subprocess.run([sys.executable, __file__, "--child", variant, str(seconds)], check=True)
+        command = [sys.executable, __file__, "--child", variant, str(seconds)]
+        subprocess.run([*command, "--freeze"] if freeze else command, check=True)
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--child"]:
-        _run(sys.argv[2], float(sys.argv[3]))
+        _run(sys.argv[2], float(sys.argv[3]), "--freeze" in sys.argv)
     else:
-        main(float(sys.argv[1]) if len(sys.argv) > 1 else 20.0)
+        args = [a for a in sys.argv[1:] if a != "--freeze"]
+        main(float(args[0]) if args else 20.0, "--freeze" in sys.argv)
