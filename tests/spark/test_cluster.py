@@ -29,7 +29,11 @@ from .standalone import Cluster
 pytestmark = [pytest.mark.spark, pytest.mark.cluster]
 
 _FIGURES = ("messages", "deliveries", "unmatched", "invalid", "top_subscribers")
-_ENV = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
+
+
+def _env() -> dict[str, str]:
+    """The environment of a command started here (read when it starts: fixtures may set some)."""
+    return {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +75,7 @@ def test_route_on_a_standalone_cluster_equals_local_mode(
     before = set(cluster.apps())
     command = [sys.executable, "-m", "topicmatch", "route", *common, "--out", str(tmp_path / "remote")]
     command += ["--master", cluster.url, "--conf", "spark.executor.memory=512m"]
-    done = subprocess.run(command, env=_ENV, capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "routed 8,000 messages" in done.stdout
     (app,) = set(cluster.apps()) - before
@@ -81,7 +85,7 @@ def test_route_on_a_standalone_cluster_equals_local_mode(
     submit += ["--conf", "spark.executor.memory=512m", topicmatch.cli.submit.__file__, "route", *common]
     done = subprocess.run(
         [*submit, "--out", str(tmp_path / "submitted")],
-        env=_ENV,
+        env=_env(),
         capture_output=True,
         text=True,
         timeout=300,
@@ -110,7 +114,7 @@ def test_the_latency_shares_run_on_a_standalone_cluster(cluster: Cluster, tmp_pa
     command = [sys.executable, "-m", "topicmatch", "bench", "latency", "--system", "nats"]
     command += ["--rate", "400", "--duration", "3", "--warmup", "1", "--connections", "2"]
     command += ["--processes", "2", "--spark-master", cluster.url, "--out", str(tmp_path / "out")]
-    done = subprocess.run(command, env=_ENV, capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     (app,) = set(cluster.apps()) - before
     assert len(cluster.apps()[app]) == 2, "both workers ran a share"
