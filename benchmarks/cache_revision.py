@@ -20,13 +20,13 @@ build only: the compiled build's cache is a C extension, and ``REV``'s would run
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
 import subprocess
 import sys
 import time
 import types
+from functools import partial
 
 import default_parts  # benchmarks/default_parts.py, beside this script
 
@@ -51,7 +51,7 @@ def _old_cache(revision: str) -> types.ModuleType:
     return module
 
 
-def _child(old: types.ModuleType, shape: shapes.Shape, variant: str, window: int, write: int) -> None:
+def _child(old: types.ModuleType, shape: shapes.Shape, variant: str, window: int) -> str:
     rng = random.Random()
     padding = [bytearray(rng.randrange(16, 512)) for _ in range(rng.randrange(1, 2000))]
     m: Matcher[object] = default_parts._matcher("default" if variant in ("old", "new") else variant, shape)
@@ -64,8 +64,9 @@ def _child(old: types.ModuleType, shape: shapes.Shape, variant: str, window: int
     start = time.thread_time()
     for topic in topics:
         lookup(topic)
-    os.write(write, f"{window / (time.thread_time() - start)}".encode())
+    rate = window / (time.thread_time() - start)
     del padding
+    return f"{rate}"
 
 
 def _run(old: types.ModuleType, row: str, rounds: int, window: int) -> None:
@@ -73,16 +74,7 @@ def _run(old: types.ModuleType, row: str, rounds: int, window: int) -> None:
     rates: dict[str, list[float]] = {v: [] for v in VARIANTS}
     for _ in range(rounds):
         for variant in VARIANTS:
-            read, write = os.pipe()
-            pid = os.fork()
-            if pid == 0:
-                os.close(read)
-                _child(old, shape, variant, window, write)
-                os._exit(0)
-            os.close(write)
-            with os.fdopen(read) as out:
-                rates[variant].append(float(out.read()))
-            os.waitpid(pid, 0)
+            rates[variant].append(float(default_parts.forked(partial(_child, old, shape, variant, window))))
     print(f"{row}, first {window:,} lookups, {rounds} rounds:")
     print("  " + ", ".join(f"{v} {statistics.median(rates[v]):,.0f}/s" for v in VARIANTS))
     pairs = [("old", "no cache"), ("old", "trie"), ("new", "no cache"), ("new", "trie"), ("new", "old")]

@@ -38,6 +38,8 @@ import statistics
 import subprocess
 import sys
 import time
+import traceback
+from collections.abc import Callable
 from typing import Any
 
 from topicmatch import Matcher
@@ -91,6 +93,31 @@ def _matcher(variant: str, shape: shapes.Shape) -> Matcher[Any]:
         assert m._cache is not None
         m._cache.admission.left = 10**9  # never a window's end: never judged, never off
     return m
+
+
+def forked(work: Callable[[], str]) -> str:
+    """What ``work()`` returns, run in a child forked from this process: it shares the data made
+    so far (a row's shape) and nothing it makes after, as each contender of the workload matrix.
+    A child that fails prints its traceback, and this raises SystemExit."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        code = 1
+        try:
+            os.write(write, work().encode())
+            code = 0
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read) as out:
+        text = out.read()
+    _, status = os.waitpid(pid, 0)
+    if status:
+        raise SystemExit(f"a forked child failed (wait status {status})")
+    return text
 
 
 def _child(row: str, variant: str, round_: int) -> None:

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import cProfile
 import gc
-import os
 import pstats
 import resource
 import statistics
 import sys
 import time
+from functools import partial
 from typing import Any
 
 import default_parts  # benchmarks/default_parts.py, beside this script
@@ -35,7 +35,7 @@ VARIANTS = ("default", "no cache", "trie")
 WINDOW = 10_000
 
 
-def _child(shape: shapes.Shape, variant: str, write: int) -> None:
+def _child(shape: shapes.Shape, variant: str) -> str:
     m = default_parts._matcher(variant, shape)
     collections: list[int] = []
 
@@ -51,7 +51,7 @@ def _child(shape: shapes.Shape, variant: str, write: int) -> None:
         lookup(topic)
     rate = WINDOW / (time.thread_time() - start)
     faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
-    os.write(write, f"{rate} {faults} {collections}\n".encode())
+    return f"{rate} {faults} {collections}\n"
 
 
 def main(rounds: int) -> None:
@@ -59,16 +59,7 @@ def main(rounds: int) -> None:
     rates: dict[str, list[float]] = {v: [] for v in VARIANTS}
     for r in range(rounds):
         for variant in VARIANTS:
-            read, write = os.pipe()
-            pid = os.fork()
-            if pid == 0:
-                os.close(read)
-                _child(shape, variant, write)
-                os._exit(0)
-            os.close(write)
-            with os.fdopen(read) as out:
-                rate, faults, collections = out.read().split(" ", 2)
-            os.waitpid(pid, 0)
+            rate, faults, collections = default_parts.forked(partial(_child, shape, variant)).split(" ", 2)
             rates[variant].append(float(rate))
             seen = f"{faults:>4s} faults, collections {collections.strip()}"
             print(f"round {r + 1:2d} {variant:9s} {float(rate):11,.0f}/s  {seen}")
