@@ -80,9 +80,9 @@ MUTATIONS: list[tuple[str, ...]] = [
     (
         "cache: the version moves again after the commit",
         "_cache.py",
-        "                return commit()\n            finally:\n"
+        "                return commit(*args)\n            finally:\n"
         "                self._version += 1  # even after",
-        "                self._version += 1\n                return commit()\n            finally:\n"
+        "                self._version += 1\n                return commit(*args)\n            finally:\n"
         "                pass  #",
     ),
     (

@@ -75,7 +75,7 @@ def test_the_cache_keeps_within_its_byte_bound() -> None:
             if i % 2:
                 cache.promote(topic, cache._version)
             if i % 500 == 0:
-                cache.write(index, list)  # indexes the hot topics promoted since
+                cache.write((index,), list)  # indexes the hot topics promoted since
                 peak = max(peak, tracemalloc.get_traced_memory()[0] - before)
                 most = max(most, len(cache))
     finally:

@@ -135,14 +135,14 @@ def test_invalidation_finds_exactly_the_matching_topics(data: st.DataObject) -> 
     half = len(topics) // 2
     for i, topic in enumerate(topics):
         if i == half:  # the first half indexed by a write of a pattern that matches none of them
-            cache.write(d.parse_pattern("no.such.topic" if dialect != "mqtt" else "no/such/topic"), list)
+            cache.write((d.parse_pattern("no.such.topic" if dialect != "mqtt" else "no/such/topic"),), list)
         cache._store(topic, None, frozenset(), cache._version)
         cache.promote(topic, cache._version)
     words_of = {t: d.parse_topic(t) for t in topics}
     expected = {t for t, w in words_of.items() if w is not None and pattern_matches(tokens, w, d.dollar_rule)}
     expected &= set(cache.hot)  # the write above may have matched a few of the first half
     survivors = set(cache.hot) - expected
-    cache.write(tokens, lambda: None)
+    cache.write((tokens,), lambda: None)
     assert set(cache.hot) == survivors
     assert len(cache._trie) == sum(words_of[t] is not None for t in survivors)
 
@@ -162,12 +162,12 @@ def test_a_lookup_that_read_the_version_during_a_commit_cannot_store_or_promote(
         read_during_commit.append(cache._version)  # what a concurrent lookup reads here
         return True
 
-    assert cache.write(d.parse_pattern("a.b"), commit)
+    assert cache.write((d.parse_pattern("a.b"),), commit)
     cache._store("a.b", None, frozenset({"stale"}), read_during_commit[0])
     assert "a.b" not in cache.warm
     cache._store("a.b", None, frozenset({"fresh"}), cache._version)
     assert cache.warm["a.b"] == {"fresh"}
-    assert cache.write(d.parse_pattern("x"), commit)  # empties warm
+    assert cache.write((d.parse_pattern("x"),), commit)  # empties warm
     cache._store("a.b", None, frozenset({"fresh"}), cache._version)
     cache.promote("a.b", read_during_commit[1])
     assert "a.b" not in cache.hot
@@ -184,7 +184,7 @@ def test_a_failed_commit_still_moves_the_version() -> None:
         raise RuntimeError("index refused")
 
     with pytest.raises(RuntimeError):
-        cache.write(d.parse_pattern("a.b"), commit)
+        cache.write((d.parse_pattern("a.b"),), commit)
     assert cache._version > before
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
-from functools import partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Generic, cast
 
@@ -343,7 +342,7 @@ class Matcher(_Reader[S]):
             try:
                 if self._cache is None:
                     return self._index.add(pattern, tokens, subscriber)
-                return self._cache.write(tokens, partial(self._index.add, pattern, tokens, subscriber))
+                return self._cache.write((tokens,), self._index.add, pattern, tokens, subscriber)
             finally:  # also if a subscriber's __eq__ raised: the record may hold more, never less
                 self._by_subscriber.add(subscriber, pattern)
 
@@ -386,7 +385,7 @@ class Matcher(_Reader[S]):
             if self._cache is None:
                 removed = self._index.remove(pattern, tokens, subscriber)
             else:
-                removed = self._cache.write(tokens, partial(self._index.remove, pattern, tokens, subscriber))
+                removed = self._cache.write((tokens,), self._index.remove, pattern, tokens, subscriber)
             self._by_subscriber.discard(subscriber, pattern)  # after the index: see _remove
         return removed
 
@@ -448,7 +447,7 @@ class Matcher(_Reader[S]):
         cache = self._cache
         if cache is None:
             return change(items)
-        return cache.write_all([item[1] for item in items], partial(change, items))
+        return cache.write([item[1] for item in items], change, items)
 
     def _grouped(self, pairs: Iterable[tuple[str, S]], method: str) -> list[Item]:
         """Check every pair of a bulk call and group the subscribers by pattern; raises the typed
