@@ -109,8 +109,9 @@ class TopicTrie:
         kids, topic_at = self.kids, self.topic_at
         n = len(tokens)
         if n and type(tokens[0]) is str and tokens[0] not in kids[0]:
-            # The commonest walk by far (a write's pattern starting with a word no cached topic
-            # starts with), done without building the walk's stack: 4.5x faster pure.
+            # The commonest walk by far under churn (a write's pattern starting with a word no
+            # cached topic starts with: 7 in 10 of the churn row's), without building the walk's
+            # stack: 0.20 µs against 0.44 pure.
             self.last_walk = 1  # the root's step
             return []
         seen: set[tuple[int, int]] | None = set() if HASH in tokens[:-1] else None
