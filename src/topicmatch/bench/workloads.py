@@ -36,12 +36,7 @@ topicmatch's contenders is checked against the trie on a sample of the row's top
 disagreements are counted and shown. Memory (large table only) is what ``tracemalloc`` saw
 allocated while building, divided by the number of subscriptions. Each row's table gives each
 contender's build time, the median of its builds in wall seconds (a build that measured memory ran
-under ``tracemalloc``: left out, or marked where it is the contender's only one). A build ends
-with a full collection, timed as part of it: a bulk subscribe pauses CPython's collector, whose
-first runs afterwards traverse everything the build made (0.8 s and then 1 s at the churn row's
-300,000 subscriptions: ``benchmarks/churn_gc.py``), and without it those runs landed in a fresh
-matcher's first lookups wherever the collector's counts happened to cross a threshold, which
-spread the churn row's early-life rounds over 0.59-1.26. The large
+under ``tracemalloc``: left out, or marked where it is the contender's only one). The large
 table's repeat row looks up again topics each build has seen, on the same budget per contender as
 the row's first lookups.
 
@@ -231,7 +226,6 @@ def _make(name: str, shape: shapes.Shape, sizes: Sizes, memory: bool) -> tuple[_
         if memory:
             allocated = tracemalloc.get_traced_memory()[0]
             tracemalloc.stop()
-    gc.collect()  # what the build left to the collector, timed as the build's (module docstring)
     measured: dict[str, Any] = {"build_s": time.perf_counter() - start}
     if memory:
         measured["bytes_per_subscription"] = allocated / len(shape.pairs)
