@@ -1,6 +1,6 @@
 """Where a fresh matcher's time goes under churn: its writes and its lookups, apart.
 
-    [TOPICMATCH_PURE=1] .venv/bin/python benchmarks/churn_split.py [ROUNDS] [--lookups N]
+    [TOPICMATCH_PURE=1] .venv/bin/python benchmarks/churn_split.py [ROUNDS] [--lookups N] [--after M]
 
 The workload matrix's churn row (300,000 MQTT subscriptions, Zipf topics), with its writes paced
 by count, not by the clock: a subscribe or unsubscribe before every 6 lookups (about the
@@ -13,7 +13,8 @@ ratio of lookups per second, writes' time included as the matrix counts it, to e
 variant, per round and the median. A full collection runs after the build, before the window:
 the build leaves its objects to the collector (``subscribe_many`` pauses it), whose first runs
 after it take most of a second and would land in whichever call, a write or a lookup, happened
-to pass the threshold.
+to pass the threshold. ``--after M``: the window starts after ``M`` lookups and their writes,
+untimed (a long-lived matcher under churn: the matrix's steady state, paced by count).
 """
 
 from __future__ import annotations
@@ -32,14 +33,19 @@ VARIANTS = ("default", "no cache", "trie")
 EVERY = 6  # lookups per write
 
 
-def _child(shape: shapes.Shape, variant: str, lookups: int) -> str:
+def _child(shape: shapes.Shape, variant: str, lookups: int, after: int) -> str:
     m = default_parts._matcher(variant, shape)
-    gc.collect()  # the build's own collection (a second or so at 300,000 subscriptions), not the window's
     topics, writes = shape.topics, shape.writes
     lookup, subscribe, unsubscribe = m.lookup, m.subscribe, m.unsubscribe
+    for i in range(0, after, EVERY):  # untimed: the life before the window (--after)
+        adding, pattern, subscriber = writes[i // EVERY]
+        (subscribe if adding else unsubscribe)(pattern, subscriber)
+        for topic in topics[i : i + EVERY]:
+            lookup(topic)
+    gc.collect()  # the build's own collection (a second or so at 300,000 subscriptions), not the window's
     clock = time.thread_time_ns
     in_writes = in_lookups = 0
-    for i in range(0, lookups, EVERY):
+    for i in range(after, after + lookups, EVERY):
         adding, pattern, subscriber = writes[i // EVERY]
         t0 = clock()
         (subscribe if adding else unsubscribe)(pattern, subscriber)
@@ -55,16 +61,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("rounds", nargs="?", type=int, default=5, help="rounds (default 5)")
     parser.add_argument("--lookups", type=int, default=100_000, help="lookups per round (default 100,000)")
+    parser.add_argument("--after", type=int, default=0, help="untimed lookups before the window (default 0)")
     args = parser.parse_args()
+    if args.after % EVERY:
+        parser.error(f"--after must be a multiple of {EVERY}")
     writes_needed = -(-args.lookups // EVERY)
-    shape = shapes.churn(300_000, max(args.lookups, 200_000), writes_needed + 2)
+    total = args.after + args.lookups
+    shape = shapes.churn(300_000, max(total, 200_000), -(-total // EVERY) + 2)
     spent: dict[str, list[tuple[int, int]]] = {v: [] for v in VARIANTS}
     for _ in range(args.rounds):
         for variant in VARIANTS:
-            done = default_parts.forked(partial(_child, shape, variant, args.lookups))
+            done = default_parts.forked(partial(_child, shape, variant, args.lookups, args.after))
             in_writes, in_lookups = map(int, done.split())
             spent[variant].append((in_writes, in_lookups))
-    print(f"churn, first {args.lookups:,} lookups of a fresh matcher, a write before every {EVERY}")
+    window = f"{args.lookups:,} after the first {args.after:,}" if args.after else f"first {args.lookups:,}"
+    print(f"churn, {window} lookups of a fresh matcher, a write before every {EVERY}")
     for variant, times in spent.items():
         w = statistics.median(t[0] for t in times) / 1e6
         lk = statistics.median(t[1] for t in times) / 1e6

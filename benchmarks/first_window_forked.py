@@ -1,8 +1,8 @@
-"""A fresh matcher's first 10,000 lookups on the unmatched row, as the workload matrix meets them:
-each in a child forked from the process that holds the row's data.
+"""A fresh matcher's first 10,000 lookups on a row (the unmatched one unless told), as the
+workload matrix meets them: each in a child forked from the process that holds the row's data.
 
-    [TOPICMATCH_PURE=1] .venv/bin/python benchmarks/first_window_forked.py [ROUNDS]
-    TOPICMATCH_PURE=1 .venv/bin/python benchmarks/first_window_forked.py --calls
+    [TOPICMATCH_PURE=1] .venv/bin/python benchmarks/first_window_forked.py [ROUNDS] [--row ROW]
+    TOPICMATCH_PURE=1 .venv/bin/python benchmarks/first_window_forked.py --calls [--row ROW]
 
 Per round (default 15), the default, itself without a cache and the trie are each built in a
 child of their own and run the row's first 10,000 lookups (about 10 ms: one disturbance of the
@@ -10,6 +10,8 @@ shared machine moves a round by a third, so the rounds are many). Printed: each 
 the minor page faults and the cyclic collector's runs during the window, then each variant's
 median and the default's median ratio, round by round, to the others. The matrix's cell, with
 its 5 rounds, straddles 0.95 by a wide spread (docs/performance.md); this gives it 15.
+``--row``: a row of ``default_parts.py`` instead (``distinct-100k``: the matrix's other cell
+that straddles 0.95 against the trie).
 ``--calls``: instead, the default's calls in that window, counted under cProfile (the walks, and
 the result cache's records, stores and promotions), and the distinct topics among its lookups;
 pure build only (cProfile does not see compiled functions).
@@ -17,12 +19,12 @@ pure build only (cProfile does not see compiled functions).
 
 from __future__ import annotations
 
+import argparse
 import cProfile
 import gc
 import pstats
 import resource
 import statistics
-import sys
 import time
 from functools import partial
 from typing import Any
@@ -54,8 +56,8 @@ def _child(shape: shapes.Shape, variant: str) -> str:
     return f"{rate} {faults} {collections}\n"
 
 
-def main(rounds: int) -> None:
-    shape = default_parts._shape("unmatched")
+def main(rounds: int, row: str) -> None:
+    shape = default_parts._shape(row)
     rates: dict[str, list[float]] = {v: [] for v in VARIANTS}
     for r in range(rounds):
         for variant in VARIANTS:
@@ -71,8 +73,8 @@ def main(rounds: int) -> None:
         print(f"default ÷ {other}: {ratio:.3f} (median of the rounds' ratios)")
 
 
-def calls() -> None:
-    shape = default_parts._shape("unmatched")
+def calls(row: str) -> None:
+    shape = default_parts._shape(row)
     m = default_parts._matcher("default", shape)
     topics = shape.topics[:WINDOW]
     profile = cProfile.Profile()
@@ -84,7 +86,12 @@ def calls() -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--calls"]:
-        calls()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
+    parser.add_argument("rounds", nargs="?", type=int, default=15, help="rounds (default 15)")
+    parser.add_argument("--row", default="unmatched", help="a row of default_parts.py (default unmatched)")
+    parser.add_argument("--calls", action="store_true", help="count the default's calls instead (pure only)")
+    args = parser.parse_args()
+    if args.calls:
+        calls(args.row)
     else:
-        main(int(sys.argv[1]) if len(sys.argv) > 1 else 15)
+        main(args.rounds, args.row)
