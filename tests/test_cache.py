@@ -241,6 +241,36 @@ def test_a_wait_has_its_misses_whether_quiet_counts_them_or_not() -> None:
     assert waited == ADMIT_BACKOFF
 
 
+def test_a_write_that_leaves_nothing_cached_hands_the_wait_to_quiet() -> None:
+    # Under churn, writes empty warm while admission waits: the write hands the rest of the wait
+    # to quiet, as the end of a window does when nothing is cached, and the wait still ends after
+    # exactly ADMIT_BACKOFF misses.
+    m = Matcher()
+    m.subscribe("a.*", 1)
+    cache = _cache(m)
+    topics = (f"a.t{i}" for i in range(10**6))
+    for window in range(2):  # each stores a topic seen twice, never promoted: the second fails
+        m.lookup(f"a.twice{window}")
+        m.lookup(f"a.twice{window}")
+        for _ in range(ADMIT_WINDOW - 2):
+            m.lookup(next(topics))
+    assert not cache.admission.on
+    assert cache.warm  # the wait began with topics in warm: its misses probe it
+    waited = 0
+    for _ in range(10):
+        m.lookup(next(topics))
+        waited += 1
+    assert cache.quiet == 0
+    m.subscribe("b.c", 2)  # empties warm: nothing is cached
+    assert not cache.warm
+    assert cache.quiet > 0
+    while not cache.admission.on:
+        m.lookup(next(topics))
+        waited += 1
+        assert waited <= ADMIT_BACKOFF
+    assert waited == ADMIT_BACKOFF
+
+
 def test_a_bulk_write_is_one_change_that_forgets_what_each_pattern_matches() -> None:
     m = Matcher()
     m.subscribe_many([("a.*", 1), ("b.*", 2)])

@@ -21,8 +21,9 @@ was followed by a promotion. If not (topics that never repeat, or repeat once an
 misses record and store nothing for :data:`ADMIT_BACKOFF` misses, doubling up to
 :data:`ADMIT_MAX_BACKOFF`; then admission is on again for a window. Probes go on whatever
 admission does: topics in ``hot`` before a burst of new ones are answered from it during and
-after the burst, which stores nothing in ``hot``. A wait that begins while nothing is cached is
-counted in ``quiet`` instead, where a miss costs a count and no probe (:meth:`expire`): on
+after the burst, which stores nothing in ``hot``. A wait that begins while nothing is cached,
+or the rest of one that a write leaves with nothing cached (under churn, writes empty ``warm``),
+is counted in ``quiet`` instead, where a miss costs a count and no probe (:meth:`expire`): on
 traffic where nothing repeats, after the first window, the default adds one attribute test and
 a count to the trie's walk.
 
@@ -318,6 +319,13 @@ class ResultCache(Versioned):
                             self._hot_bytes -= _TOPIC_BYTES + 4 * len(topic)
                 if self.warm:
                     self._empty_warm()
+                admission = self.admission
+                if not (self.hot or admission.on or self.quiet or self._quiet_rest) and admission.left > 1:
+                    # Nothing cached, admission waiting and not in quiet: the rest of the wait
+                    # goes to quiet, as at the end of a window (expire). Under churn, writes
+                    # empty warm during the waits, whose misses would otherwise probe two empty
+                    # generations each.
+                    self._quiet(admission.left)
                 return commit(*args)
             finally:
                 self._version += 1  # even after the commit
