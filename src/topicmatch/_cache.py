@@ -287,7 +287,7 @@ class ResultCache(Versioned):
         """Drop every ``hot`` topic that one of ``patterns`` matches and all of ``warm``, then run
         ``commit(*args)`` (which changes the index for all of them: the matcher passes the
         index's method and its arguments, which costs less than binding them in a
-        ``functools.partial`` first, a tenth of the cache's part of a write). O(len(pattern) x
+        ``functools.partial`` first: docs/performance.md, "Writes through the cache"). O(len(pattern) x
         WALK_STEPS) per pattern whatever is cached, and O(1) per pattern once ``hot`` is empty: a
         bulk write through one call here, not one per pattern, pays the lock and the version
         once (a fresh matcher's bulk subscribe costs no more than the trie's).
