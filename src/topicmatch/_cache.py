@@ -270,7 +270,17 @@ class ResultCache(Versioned):
             admission.left = rest - 1  # the rest of the wait: to quiet below, or the governor's
         else:
             admission.expire()  # judge the window, or end the wait (rest 1: this was its last)
-        if not admission.on and not self.hot and not self.warm:
+        self._quiet_if_idle()
+
+    def _quiet_if_idle(self) -> None:
+        """Hand the rest of admission's wait to ``quiet`` (:meth:`_quiet`) if nothing is cached,
+        admission waits and ``quiet`` is not counting it already: at the end of a window
+        (:meth:`expire`), and after a write (under churn, writes empty ``warm`` during the
+        waits, whose misses would otherwise probe two empty generations each). A wait of one
+        miss is left to the governor."""
+        admission = self.admission
+        idle = not (self.hot or self.warm or admission.on or self.quiet or self._quiet_rest)
+        if idle and admission.left > 1:
             self._quiet(admission.left)
 
     def _quiet(self, wait: int) -> None:
@@ -319,13 +329,7 @@ class ResultCache(Versioned):
                             self._hot_bytes -= _TOPIC_BYTES + 4 * len(topic)
                 if self.warm:
                     self._empty_warm()
-                admission = self.admission
-                if not (self.hot or admission.on or self.quiet or self._quiet_rest) and admission.left > 1:
-                    # Nothing cached, admission waiting and not in quiet: the rest of the wait
-                    # goes to quiet, as at the end of a window (expire). Under churn, writes
-                    # empty warm during the waits, whose misses would otherwise probe two empty
-                    # generations each.
-                    self._quiet(admission.left)
+                self._quiet_if_idle()
                 return commit(*args)
             finally:
                 self._version += 1  # even after the commit
