@@ -3,7 +3,7 @@
     [TOPICMATCH_PURE=1] .venv/bin/python benchmarks/churn_first_window.py [ROUNDS] [--only A;B;...]
 
 The matrix's own code (``topicmatch.bench.workloads``): per round (default 5), every contender
-of the row is built in a process of its own, then each in turn, the order rotated by the round,
+of the row is built in a process of its own, then each in turn, in the round's order,
 runs a fresh matcher's first 10,000 lookups with the writes paced by the clock among them.
 Printed: each contender's rate in each round, with its place in that round's order and the
 writes it did, then the default's ratio to the trie and to itself without a cache per round.
@@ -37,9 +37,10 @@ def main() -> None:
     rates: dict[str, list[float]] = {name: [] for name in names}
     for r in range(args.rounds):
         row = workloads.Row(shape.name, "", shape.dialect)
-        fresh = {n: a for n in names if (a := workloads._build_one(n, shape, row, sizes)) is not None}
+        order = workloads._order(names, r)  # of the builds and of the runs, as the matrix's
+        fresh = {n: a for n in order if (a := workloads._build_one(n, shape, row, sizes)) is not None}
         try:
-            for place, name in enumerate(workloads._rotated(list(fresh), r), 1):
+            for place, name in enumerate(fresh, 1):
                 state = {name: workloads._Churned()}
                 workloads._churn_turn(
                     {name: fresh[name]}, state, 0, WINDOW, sizes.early_budget, sizes.early_budget, False

@@ -21,10 +21,11 @@ and warmed up, every measured round reading topics no contender has seen.
 Method. Every contender is built and measured in a process of its own, forked from the one that
 holds the row's data (:mod:`.alone`): no contender shares a heap with another, or with the builds
 before it. In early life each contender runs its first lookups whole, one after another, as a fresh
-matcher does in a Spark task, the order rotated by the round's number so that each runs first in
-turn. In the steady state the contenders take turns over the round's lookups, a tenth of them at a
-time, each turn's order rotated by one and each round's first turn by the round's number, so that a
-noisy machine slows them alike and none is always first (churn: turns of a tenth of the round's
+matcher does in a Spark task, built and run in the round's order: each contender first in turn,
+the others shuffled (:func:`_order`), so that none always follows the same one. In the steady
+state the contenders take turns over the round's lookups, a tenth of them at a time, each turn
+in an order of its own made the same way, so that a noisy machine slows them alike and none is
+always first or always after the same one (churn: turns of a tenth of the round's
 time, each going on with the writes where the last stopped; burst: each runs its round whole, in
 turn, the order reversed every other round). A figure is the median of the rounds, and a ratio the
 median over the rounds of the default's rate divided by the other's in the same round (each
@@ -49,6 +50,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import random
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
@@ -357,10 +359,23 @@ REBUILT_AT_SCALE: Final = ("default", "default, no cache", "trie")
 TURNS: Final = 10
 
 
-def _rotated(names: list[str], k: int) -> list[str]:
-    """``names`` rotated by ``k``: the order of a turn (each starts one contender later)."""
-    first = k % len(names) if names else 0
-    return names[first:] + names[:first]
+def _order(names: list[str], k: int) -> list[str]:
+    """The order of turn (or round) ``k``: ``names[k % len(names)]`` first, so that each runs
+    first in turn, then the others shuffled by a generator seeded with ``k``, so that who runs
+    just before whom changes from one turn to the next, and the same ``k`` gives the same order.
+
+    A rotation (``names`` rotated by ``k``) also put each first in turn, but kept every
+    contender's predecessor the same in every turn, and the predecessor set the ratio: on the
+    distinct-100k row, compiled, 10 rounds of early life in the matrix's order put the default
+    at 0.951 / 0.939 of the trie (first 10,000 / 100,000), and the same with the two swapped,
+    each taking the other's place, at 1.036 / 1.021 (``benchmarks/early_life_rows.py``,
+    docs/performance.md, the matrix's method)."""
+    if not names:
+        return []
+    first = names[k % len(names)]
+    rest = [name for name in names if name != first]
+    random.Random(k).shuffle(rest)
+    return [first, *rest]
 
 
 def _early_topics(shape: shapes.Shape, r: int, count: int) -> tuple[int, int]:
@@ -385,9 +400,10 @@ def _early_life(
     built: dict[str, Alone] | None = None,
 ) -> Samples:
     """The early-life rates of ``names``: each contender's first ``sizes.early`` lookups, run
-    whole, one contender after another (the order rotated by the round's number, so that each
-    runs first in turn), on builds made for the round, each in a process of its own, and dropped
-    after it; or, given ``built`` (contenders no lookup has touched yet), one round on those.
+    whole, one contender after another in the round's order (:func:`_order`: each first in
+    turn, the others shuffled), on builds made for the round in that order, each in a process
+    of its own, and dropped after it; or, given ``built`` (contenders no lookup has touched
+    yet), one round on those.
 
     Whole, as a fresh matcher meets its first lookups in a Spark task or a CLI run: in turns of
     a thousand lookups, with six other processes run between two turns, every turn began with
@@ -400,13 +416,14 @@ def _early_life(
     for r in range(rounds):
         progress(f"{row.name}: early life, round {r + 1} of {rounds}, {', '.join(names)}")
         start, stop = _early_topics(shape, r, max(windows))
+        order = _order(names, r)  # of the builds and of the runs
         if built is None:
-            fresh = {n: a for n in names if (a := _build_one(n, shape, row, sizes)) is not None}
-        alones = fresh if built is None else {n: built[n] for n in names if n in built}
+            fresh = {n: a for n in order if (a := _build_one(n, shape, row, sizes)) is not None}
+        alones = fresh if built is None else {n: built[n] for n in order if n in built}
         try:
             rates = {
-                name: alones[name].call(_rates_of, "topics", start, stop, windows, sizes.early_budget)
-                for name in _rotated(list(alones), r)
+                name: alone.call(_rates_of, "topics", start, stop, windows, sizes.early_budget)
+                for name, alone in alones.items()
             }
         finally:
             if built is None:
@@ -426,8 +443,8 @@ def _rates_over(
     """The rate of each contender over the row's ``topics`` (start, stop), the contenders taking
     turns of a tenth of them.
 
-    Each turn's order is rotated by one, so each follows every other alike, and the first
-    turn's by ``rotation`` (the round's number: each round starts with another contender). Each
+    Each turn has an order of its own (:func:`_order` of the turn's number in the run, from
+    ``rotation``, the round's number: each contender first in turn, the others shuffled). Each
     runs in its own process: whatever the machine does meanwhile, and whatever the contender
     before did to the CPU's caches, falls on all of them alike; run one after another, a
     contender's rate depended on its place in the order by as much as 10 %
@@ -441,7 +458,7 @@ def _rates_over(
     spent = dict.fromkeys(names, 0.0)  # the thread CPU seconds of its lookups so far
     for k, a in enumerate(range(start, stop, turn)):
         b = min(a + turn, stop)
-        for name in _rotated(names, rotation + k):
+        for name in _order(names, rotation * TURNS + k):
             if done[name] < a - start or spent[name] >= budget:
                 continue  # out of its budget
             rate, did = alones[name].call(_rates_of, "topics", a, b, (b - a,), budget - spent[name])[b - a]
@@ -494,7 +511,7 @@ def _lookup_row(
             _keep(row, f"first {w:,}", early[w])
         for r in range(1, repeat + 1):
             progress(f"{row.name}: steady state, round {r} of {repeat}")
-            fresh = _build_all(shape, row, sizes, progress, large and r == 1, rebuilt)
+            fresh = _build_all(shape, row, sizes, progress, large and r == 1, _order(rebuilt, r))
             try:
                 _rates_over(fresh, slices[0], budget, r)
                 alones = {n: a for n in names if (a := fresh.get(n) or kept.get(n)) is not None}
@@ -606,14 +623,14 @@ def _churn_turn(
     budget: float,
     timed: bool,
 ) -> None:
-    """Turn ``k`` of the churn row: each contender in turn, the order rotated by ``k`` (as in
-    :func:`_rates_over`), does ``lookups`` lookups or ``seconds`` seconds at most, with the writes
+    """Turn ``k`` of the churn row: each contender in turn, in the order :func:`_order` gives ``k``
+    (as in :func:`_rates_over`), does ``lookups`` lookups or ``seconds`` seconds at most, with the writes
     paced among them, going on where its last turn stopped; ``state`` sums what each did. A
     contender whose turns since ``state`` was reset took ``budget`` seconds sits the rest out (a
     turn ends at its first clock reading past ``seconds``, every 16 lookups: the naive scan's
     16 take seconds at 300,000 subscriptions)."""
     names = list(alones)
-    for name in _rotated(names, k):
+    for name in _order(names, k):
         s = state[name]
         if s.wall >= budget:
             continue
@@ -639,12 +656,13 @@ def _churn_row(shape: shapes.Shape, sizes: Sizes, repeat: int, progress: Progres
     early: dict[int, dict[str, list[float]]] = {w: {n: [] for n in names} for w in windows}
     for r in range(repeat):
         progress(f"{row.name}: early life, round {r + 1} of {repeat}")
-        fresh = {n: a for n in names if (a := _build_one(n, shape, row, sizes)) is not None}
+        order = _order(names, r)  # of the builds and of the runs
+        fresh = {n: a for n in order if (a := _build_one(n, shape, row, sizes)) is not None}
         state = {name: _Churned() for name in fresh}
         budget = sizes.early_budget
         try:
-            for name in _rotated(list(fresh), r):
-                one, s = {name: fresh[name]}, state[name]
+            for name, alone in fresh.items():
+                one, s = {name: alone}, state[name]
                 for w in windows:
                     _churn_turn(one, state, 0, w - s.looked, budget - s.wall, budget, False)
                     early[w][name].append(s.rate())
