@@ -414,9 +414,9 @@ def _early_life(
     samples: Samples = {w: {n: [] for n in names} for w in windows}
     rounds = repeat if built is None else 1
     for r in range(rounds):
-        progress(f"{row.name}: early life, round {r + 1} of {rounds}, {', '.join(names)}")
-        start, stop = _early_topics(shape, r, max(windows))
         order = _order(names, r)  # of the builds and of the runs
+        progress(f"{row.name}: early life, round {r + 1} of {rounds}, {', '.join(order)}")
+        start, stop = _early_topics(shape, r, max(windows))
         if built is None:
             fresh = {n: a for n in order if (a := _build_one(n, shape, row, sizes)) is not None}
         alones = fresh if built is None else {n: built[n] for n in order if n in built}
