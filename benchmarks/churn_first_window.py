@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 
-from topicmatch.bench import shapes, workloads
+from topicmatch.bench import workloads
 from topicmatch.bench.contenders import contenders_for
 
 WINDOW = 10_000
@@ -28,12 +28,7 @@ def main() -> None:
     args = parser.parse_args()
     sizes = workloads.FULL
     names = args.only.split(";") if args.only else list(contenders_for("mqtt"))
-    # The matrix's churn row, with as many writes as it makes (workloads.rows).
-    writes = max(
-        int(workloads.WRITE_RATE * sizes.budget * (5 + 1) * 1.2) + 2,
-        int(workloads.WRITE_RATE * sizes.early_budget * 1.2) + 2,
-    )
-    shape = shapes.churn(sizes.churn, sizes.lookups, writes)
+    shape = workloads.rows_of(sizes, 5)["churn"].make()  # the matrix's churn row, at --repeat 5
     rates: dict[str, list[float]] = {name: [] for name in names}
     for r in range(args.rounds):
         row = workloads.Row(shape.name, "", shape.dialect)

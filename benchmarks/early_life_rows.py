@@ -19,23 +19,10 @@ import argparse
 import statistics
 import sys
 
-from topicmatch.bench import shapes, workloads
+from topicmatch.bench import workloads
 from topicmatch.bench.report import Progress
 
 TRIO = "default;default, no cache;trie"
-
-
-def _shape(row: str, sizes: workloads.Sizes) -> shapes.Shape:
-    """The row's data, as ``workloads._matrix`` makes it (the lookup rows only)."""
-    if row == "study":
-        return shapes.study(sizes.lookups)
-    if row.startswith("distinct-"):
-        return shapes.distinct(int(row.removeprefix("distinct-").removesuffix("k")) * 1000, sizes.once)
-    if row == "zipf":
-        return shapes.zipf(sizes.zipf, sizes.lookups)
-    if row == "unmatched":
-        return shapes.unmatched(sizes.zipf, sizes.lookups)
-    raise SystemExit(f"unknown row {row!r} (study, distinct-10k, distinct-100k, zipf, unmatched)")
 
 
 def main() -> None:
@@ -45,7 +32,10 @@ def main() -> None:
     parser.add_argument("--only", default=TRIO, help=f"contenders, separated by ';' (default {TRIO!r})")
     args = parser.parse_args()
     sizes = workloads.FULL
-    shape = _shape(args.row, sizes)
+    rows = {n: s for n, s in workloads.rows_of(sizes, 1).items() if s.kind == "lookup"}
+    if args.row not in rows:
+        raise SystemExit(f"no such lookup row: {args.row!r} (the lookup rows: {', '.join(rows)})")
+    shape = rows[args.row].make()
     names = args.only.split(";")
     row = workloads.Row(shape.name, "", shape.dialect)
     progress = Progress("early life", sys.stderr)

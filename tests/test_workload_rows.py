@@ -1,13 +1,36 @@
 """The workload matrix's arithmetic on rounds made by hand: medians, ratios round by round, and
-the list of cells under the target with their rounds; the order its contenders run in."""
+the list of cells under the target with their rounds; the order its contenders run in; its rows'
+names."""
 
 from __future__ import annotations
 
+import io
 import itertools
+from pathlib import Path
 
 import pytest
 
-from topicmatch.bench.workloads import STEADY, Row, _best, _order, _under
+from topicmatch.bench.workloads import FULL, QUICK, STEADY, Row, _best, _order, _under, rows_of
+from topicmatch.cli import main
+from topicmatch.cli._bench import WORKLOAD_ROWS
+
+
+def test_each_row_is_named_as_its_data_and_as_help_says() -> None:
+    # ``--rows`` takes these names; the report and results.json name rows after their data.
+    assert tuple(rows_of(FULL, 5)) == WORKLOAD_ROWS
+    for name, spec in rows_of(QUICK, 1).items():
+        assert spec.make().name == name
+
+
+def test_an_unknown_row_is_refused_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["bench", "workloads", "--rows", "zipf,zipff", "--out", str(tmp_path / "out")]
+    assert main(args, stdout=io.StringIO()) == 2
+    assert capsys.readouterr().err.strip() == (
+        "topicmatch: no such row: zipff (the rows: " + ", ".join(WORKLOAD_ROWS) + ")"
+    )
+    assert not (tmp_path / "out").exists()
 
 
 def _row(samples: dict[str, dict[str, list[float]]]) -> Row:

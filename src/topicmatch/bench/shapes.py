@@ -44,10 +44,13 @@ __all__ = [
     "Shape",
     "Zipf",
     "burst",
+    "burst_name",
     "churn",
     "distinct",
     "fanout",
+    "fanout_name",
     "million",
+    "million_name",
     "random_subscriptions",
     "realistic",
     "study",
@@ -265,16 +268,26 @@ def fanout(subscribers: int, filters: int, lookups: int, seed: int = 15) -> Shap
     names = [shapes[k] if k < len(shapes) else f"fleet/v{k}/+" for k in range(filters)]
     pairs = [(names[i % filters], i) for i in range(subscribers)]
     topics = [f"fleet/v{rng.randrange(1000)}/status" for _ in range(lookups)]
-    label = f"fanout-{subscribers // 1000}k" + (f"/{filters}" if filters > 1 else "")
-    return Shape(label, "mqtt", pairs, topics)
+    return Shape(fanout_name(subscribers, filters), "mqtt", pairs, topics)
+
+
+def fanout_name(subscribers: int, filters: int) -> str:
+    """:func:`fanout`'s name: ``fanout-20k``, ``fanout-100k/10``."""
+    return f"fanout-{subscribers // 1000}k" + (f"/{filters}" if filters > 1 else "")
 
 
 def million(subscriptions: int, lookups: int, seed: int = 16) -> Shape:
     """AMQP Zipf patterns (``realistic``) and distinct topics of the same words."""
     patterns, pool = realistic(subscriptions, lookups * 2, seed=seed)
     topics = list(dict.fromkeys(pool))[:lookups]
+    pairs = [(p, i) for i, p in enumerate(patterns)]
+    return Shape(million_name(subscriptions), "amqp", pairs, topics, once=True)
+
+
+def million_name(subscriptions: int) -> str:
+    """:func:`million`'s name: ``subs-20k``, ``subs-1M``."""
     label = f"{subscriptions // 1000}k" if subscriptions < 1_000_000 else f"{subscriptions // 1_000_000}M"
-    return Shape(f"subs-{label}", "amqp", [(p, i) for i, p in enumerate(patterns)], topics, once=True)
+    return f"subs-{label}"
 
 
 def burst(subscriptions: int, hot: int, topics: int, seed: int = 17) -> Shape:
@@ -305,4 +318,9 @@ def burst(subscriptions: int, hot: int, topics: int, seed: int = 17) -> Shape:
         if subject not in seen:
             seen.add(subject)
             new.append(subject)
-    return Shape(f"burst-{subscriptions // 1000}k", "nats", pairs, new, hot=hot_subjects)
+    return Shape(burst_name(subscriptions), "nats", pairs, new, hot=hot_subjects)
+
+
+def burst_name(subscriptions: int) -> str:
+    """:func:`burst`'s name: ``burst-1000k``."""
+    return f"burst-{subscriptions // 1000}k"

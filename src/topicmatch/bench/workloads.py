@@ -56,15 +56,16 @@ import tracemalloc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal, NamedTuple
 
+from .._commandline import UsageError
 from . import charts, shapes
 from .alone import Alone
 from .contenders import ALGORITHMS, Contender, NotBuilt, build, contenders_for
 from .report import Progress, Report, fmt_int
 from .timing import median
 
-__all__ = ["run"]
+__all__ = ["RowSpec", "rows_of", "run"]
 
 FIVE = ("naive", "inverted_bitmap", "optimized_bitmap", "trie", "cstrie")
 WRITE_RATE = 10_000  # churn: subscribe/unsubscribe operations per second
@@ -773,44 +774,75 @@ def _burst_row(shape: shapes.Shape, sizes: Sizes, repeat: int, progress: Progres
     return row
 
 
+class RowSpec(NamedTuple):
+    """A row of the matrix before its data is made."""
+
+    make: Callable[[], shapes.Shape]  # makes the row's data (when the row is reached)
+    title: str  # the report's line under the row's heading (churn and burst write their own)
+    kind: Literal["lookup", "large", "churn", "burst"]  # which function runs it ("large": the large table)
+
+
+def rows_of(sizes: Sizes, repeat: int) -> dict[str, RowSpec]:
+    """The matrix's rows in order, by the names ``--rows`` takes (each its data's
+    :attr:`~.shapes.Shape.name`). ``repeat`` sizes churn's writes and the burst, which last
+    every round."""
+    lookups = sizes.lookups
+    rows = {
+        "study": RowSpec(
+            functools.partial(shapes.study, lookups),
+            "the study's workload: 1,000 subscriptions, 1,000 topics repeated",
+            "lookup",
+        )
+    }
+    for filters in sizes.distinct:
+        rows[f"distinct-{filters // 1000}k"] = RowSpec(
+            functools.partial(shapes.distinct, filters, sizes.once),
+            f"{filters:,} MQTT filters, {sizes.once:,} different topics, each looked up once (IoT)",
+            "lookup",
+        )
+    rows["zipf"] = RowSpec(
+        functools.partial(shapes.zipf, sizes.zipf, lookups),
+        f"{sizes.zipf:,} AMQP patterns, topics drawn by Zipf rank from 50,000",
+        "lookup",
+    )
+    rows["unmatched"] = RowSpec(
+        functools.partial(shapes.unmatched, sizes.zipf, lookups),
+        f"{sizes.zipf:,} MQTT filters, 90 % of the topics match nobody",
+        "lookup",
+    )
+    writes = int(WRITE_RATE * sizes.budget * (repeat + 1) * 1.2) + 2
+    writes = max(writes, int(WRITE_RATE * sizes.early_budget * 1.2) + 2)
+    rows["churn"] = RowSpec(functools.partial(shapes.churn, sizes.churn, lookups, writes), "", "churn")
+    for subscribers, filters in sizes.fanout:
+        rows[shapes.fanout_name(subscribers, filters)] = RowSpec(
+            functools.partial(shapes.fanout, subscribers, filters, lookups),
+            f"{subscribers:,} subscribers on {filters} MQTT filter{'s' if filters > 1 else ''}",
+            "lookup",
+        )
+    rows[shapes.million_name(sizes.million)] = RowSpec(
+        functools.partial(shapes.million, sizes.million, max(sizes.once // 10, *sizes.early)),
+        f"{sizes.million:,} AMQP subscriptions (Zipf words), each topic's first lookup",
+        "large",
+    )
+    subscriptions, hot, burst, _ = sizes.burst
+    rows[shapes.burst_name(subscriptions)] = RowSpec(
+        functools.partial(shapes.burst, subscriptions, hot, burst * (repeat + 1)), "", "burst"
+    )
+    return rows
+
+
 def _matrix(sizes: Sizes, repeat: int, progress: Progress, only: set[str] | None) -> Iterator[Row]:
     """The rows, each measured when reached (``only``: the names of the rows to run)."""
-    lookups = sizes.lookups
-
-    def wanted(name: str) -> bool:
-        return only is None or name in only
-
-    if wanted("study"):
-        title = "the study's workload: 1,000 subscriptions, 1,000 topics repeated"
-        yield from _lookup_row(shapes.study(lookups), title, sizes, repeat, progress)
-    for filters in sizes.distinct:
-        if wanted(f"distinct-{filters // 1000}k"):
-            shape = shapes.distinct(filters, sizes.once)
-            title = f"{filters:,} MQTT filters, {sizes.once:,} different topics, each looked up once (IoT)"
-            yield from _lookup_row(shape, title, sizes, repeat, progress)
-    if wanted("zipf"):
-        title = f"{sizes.zipf:,} AMQP patterns, topics drawn by Zipf rank from 50,000"
-        yield from _lookup_row(shapes.zipf(sizes.zipf, lookups), title, sizes, repeat, progress)
-    if wanted("unmatched"):
-        title = f"{sizes.zipf:,} MQTT filters, 90 % of the topics match nobody"
-        yield from _lookup_row(shapes.unmatched(sizes.zipf, lookups), title, sizes, repeat, progress)
-    if wanted("churn"):
-        writes = int(WRITE_RATE * sizes.budget * (repeat + 1) * 1.2) + 2
-        writes = max(writes, int(WRITE_RATE * sizes.early_budget * 1.2) + 2)
-        yield _churn_row(shapes.churn(sizes.churn, lookups, writes), sizes, repeat, progress)
-    for subscribers, filters in sizes.fanout:
-        shape = shapes.fanout(subscribers, filters, lookups)
-        if wanted(shape.name):
-            title = f"{subscribers:,} subscribers on {filters} MQTT filter{'s' if filters > 1 else ''}"
-            yield from _lookup_row(shape, title, sizes, repeat, progress)
-    if wanted(f"subs-{sizes.million // 1000}k" if sizes.million < 1_000_000 else "subs-1M"):
-        shape = shapes.million(sizes.million, max(sizes.once // 10, *sizes.early))
-        title = f"{sizes.million:,} AMQP subscriptions (Zipf words), each topic's first lookup"
-        yield from _lookup_row(shape, title, sizes, repeat, progress, large=True)
-    subscriptions, hot, burst, _ = sizes.burst
-    if wanted(f"burst-{subscriptions // 1000}k"):
-        shape = shapes.burst(subscriptions, hot, burst * (repeat + 1))
-        yield _burst_row(shape, sizes, repeat, progress)
+    for name, spec in rows_of(sizes, repeat).items():
+        if only is not None and name not in only:
+            continue
+        shape = spec.make()
+        if spec.kind == "churn":
+            yield _churn_row(shape, sizes, repeat, progress)
+        elif spec.kind == "burst":
+            yield _burst_row(shape, sizes, repeat, progress)
+        else:
+            yield from _lookup_row(shape, spec.title, sizes, repeat, progress, large=spec.kind == "large")
 
 
 def _inverse(value: float | None) -> float | None:
@@ -917,6 +949,11 @@ def _row_table(row: Row, phases: list[str]) -> tuple[list[str], list[list[str]]]
 
 def run(out: Path, repeat: int, quick: bool, progress: Progress, only: set[str] | None = None) -> Path:
     sizes = QUICK if quick else FULL
+    known = list(rows_of(sizes, repeat))
+    unknown = sorted((only or set()) - set(known))
+    if unknown:
+        of = " of a quick run" if quick else ""
+        raise UsageError(f"no such row: {', '.join(unknown)} (the rows{of}: {', '.join(known)})")
     report = Report(
         "workloads",
         out,
