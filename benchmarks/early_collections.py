@@ -20,10 +20,9 @@ import time
 from functools import partial
 
 import default_parts  # benchmarks/default_parts.py, beside this script
+from churn_split import EVERY  # lookups per write: churn_split.py's pace
 
 from topicmatch.bench import shapes
-
-EVERY = 6  # lookups per write, as churn_split.py
 
 
 def _child(shape: shapes.Shape, variant: str, lookups: int) -> str:
