@@ -7,7 +7,6 @@ from __future__ import annotations
 import gc
 import threading
 import tracemalloc
-from collections.abc import Callable
 
 import pytest
 from hypothesis import given
@@ -24,7 +23,6 @@ from topicmatch import (
 from topicmatch._trie import TrieIndex
 from topicmatch._walk import (
     UNION_BACKOFF,
-    UNION_FIRST_SLOTS,
     UNION_MISS_SHARE,
     UNION_PAYS,
     UNION_SLOTS,
@@ -196,82 +194,6 @@ def test_the_memo_switches_itself_off_where_big_unions_rarely_come_again() -> No
     m.lookup(f"x/w{UNION_WINDOW - 1}")  # the window's last probe: judged
     assert not unions.governor.on
     assert not any(unions.slots)
-
-
-def test_the_memo_starts_small_and_doubles_at_each_window_that_pays() -> None:
-    # x/b looked up again and again: each probe a hit of 101 subscribers, every window pays.
-    # The memo starts with UNION_FIRST_SLOTS slots (few new tracked objects while it fills),
-    # doubles them at each judgement up to UNION_SLOTS, and keeps its entries through each
-    # doubling: the union served after is the very one kept before.
-    m = _wide()
-    m.subscribe("+/b", "solo")
-    unions = _unions(m)
-    assert len(unions.slots) == UNION_FIRST_SLOTS
-    kept = m.lookup("x/b")
-    sizes = []
-    for _ in range(5):
-        for _ in range(UNION_WINDOW):
-            assert m.lookup("x/b") is kept
-        sizes.append(len(unions.slots))
-    assert sizes == [2 * UNION_FIRST_SLOTS, 4 * UNION_FIRST_SLOTS, UNION_SLOTS, UNION_SLOTS, UNION_SLOTS]
-    assert sum(entry is not None for entry in unions.slots) == 1
-    assert unions.bytes == next(entry for entry in unions.slots if entry is not None)[2]
-
-
-def test_a_window_that_fails_brings_the_memo_back_to_its_first_slots() -> None:
-    m = _wide()
-    m.subscribe_many([(f"+/w{i}", i) for i in range(UNION_WINDOW)])
-    unions = _unions(m)
-    for _ in range(3 * UNION_WINDOW):  # three windows that pay: full size
-        m.lookup("x/w0")
-    assert len(unions.slots) == UNION_SLOTS
-    for i in range(UNION_WINDOW):  # then each topic once: the window fails
-        m.lookup(f"x/w{i}")
-    assert not unions.governor.on
-    assert len(unions.slots) == UNION_FIRST_SLOTS
-    assert not any(unions.slots)
-    assert unions.bytes == 0
-
-
-class _JudgedOnUnion(frozenset):  # type: ignore[type-arg]
-    """A set whose union with another runs ``steps`` first, once: a judgement landing in the
-    middle of a probe, between its read of the slots and its store (both builds unite two sets
-    with ``|``, which calls a subclass's ``__or__``)."""
-
-    steps: Callable[[], None] | None = None
-
-    def __or__(self, other: frozenset[object]) -> frozenset[object]:  # type: ignore[override]
-        steps, self.steps = self.steps, None
-        if steps is not None:
-            steps()
-        return frozenset(self) | other
-
-
-def test_a_probe_overlapping_a_judgement_stores_into_the_list_it_read() -> None:
-    # A reader probes a full-size memo for a union whose slot lies past the first slots; while
-    # it unites, another reader's judgement fails the window and replaces the list with one of
-    # UNION_FIRST_SLOTS. The probe must store into the list it read (lost with it): reading
-    # self.slots again to store would index past the end of the new list (IndexError).
-    unions = Unions(max_bytes=1 << 20, keep=1, gate=1)
-    while len(unions.slots) < UNION_SLOTS:  # grown by windows that pay
-        unions.saved = UNION_PAYS * UNION_WINDOW
-        unions._paid()
-    other = frozenset(range(100, 200))
-    for start in range(0, 100_000, 100):  # a key whose slot the small list does not have
-        first = _JudgedOnUnion(range(start, start + 50))
-        if hash((first, other)) & (UNION_SLOTS - 1) >= UNION_FIRST_SLOTS:
-            break
-    judged: list[bool] = []
-
-    def judge() -> None:
-        judged.append(unions._paid())  # nothing saved this window: it fails
-
-    first.steps = judge
-    assert unions.of([first, other]) == frozenset(first) | other
-    assert judged == [False]
-    assert len(unions.slots) == UNION_FIRST_SLOTS
-    assert not any(unions.slots)  # the store went to the list replaced, not the new one
-    assert unions.of([first, other]) == frozenset(first) | other  # and the memo goes on
 
 
 def test_small_unions_do_not_ask_the_memo() -> None:
