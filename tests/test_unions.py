@@ -7,7 +7,6 @@ from __future__ import annotations
 import gc
 import threading
 import tracemalloc
-from collections.abc import Callable
 
 import pytest
 from hypothesis import given
@@ -24,7 +23,6 @@ from topicmatch import (
 from topicmatch._trie import TrieIndex
 from topicmatch._walk import (
     UNION_BACKOFF,
-    UNION_FIRST_SLOTS,
     UNION_MISS_SHARE,
     UNION_PAYS,
     UNION_SLOTS,
@@ -196,86 +194,6 @@ def test_the_memo_switches_itself_off_where_big_unions_rarely_come_again() -> No
     m.lookup(f"x/w{UNION_WINDOW - 1}")  # the window's last probe: judged
     assert not unions.governor.on
     assert not any(unions.slots)
-
-
-def test_the_memo_starts_small_and_doubles_at_each_window_that_pays() -> None:
-    # x/b looked up again and again: each probe a hit of 101 subscribers, every window pays.
-    # The memo starts with UNION_FIRST_SLOTS slots (few new tracked objects while it fills),
-    # doubles them at each judgement up to UNION_SLOTS, and keeps its entries through each
-    # doubling: the union served after is the very one kept before.
-    m = _wide()
-    m.subscribe("+/b", "solo")
-    unions = _unions(m)
-    assert len(unions.slots) == UNION_FIRST_SLOTS
-    kept = m.lookup("x/b")
-    sizes = []
-    for _ in range(5):
-        for _ in range(UNION_WINDOW):
-            assert m.lookup("x/b") is kept
-        sizes.append(len(unions.slots))
-    assert sizes == [2 * UNION_FIRST_SLOTS, 4 * UNION_FIRST_SLOTS, UNION_SLOTS, UNION_SLOTS, UNION_SLOTS]
-    assert sum(entry is not None for entry in unions.slots) == 1
-    assert unions.bytes == next(entry for entry in unions.slots if entry is not None)[2]
-
-
-def test_a_window_that_fails_empties_the_memo_and_keeps_its_slots() -> None:
-    # Emptied, not shrunk: a memo only asked for what the result cache misses fails more of its
-    # windows, and shrinking it at each failure cost churn's steady state (docs/performance.md).
-    m = _wide()
-    m.subscribe_many([(f"+/w{i}", i) for i in range(UNION_WINDOW)])
-    unions = _unions(m)
-    for _ in range(3 * UNION_WINDOW):  # three windows that pay: full size
-        m.lookup("x/w0")
-    assert len(unions.slots) == UNION_SLOTS
-    for i in range(UNION_WINDOW):  # then each topic once: the window fails
-        m.lookup(f"x/w{i}")
-    assert not unions.governor.on
-    assert len(unions.slots) == UNION_SLOTS
-    assert not any(unions.slots)
-    assert unions.bytes == 0
-
-
-class _JudgedOnUnion(frozenset):  # type: ignore[type-arg]
-    """A set whose union with another runs ``steps`` first, once: a judgement landing in the
-    middle of a probe, between its read of the slots and its store (both builds unite two sets
-    with ``|``, which calls a subclass's ``__or__``)."""
-
-    steps: Callable[[], None] | None = None
-
-    def __or__(self, other: frozenset[object]) -> frozenset[object]:  # type: ignore[override]
-        steps, self.steps = self.steps, None
-        if steps is not None:
-            steps()
-        return frozenset(self) | other
-
-
-def test_a_probe_overlapping_a_judgement_stores_into_the_list_it_read() -> None:
-    # A reader probes a fresh memo (UNION_FIRST_SLOTS slots) for a union whose slot in the
-    # doubled list differs from its slot in the first one; while it unites, another reader's
-    # judgement finds the window paid and replaces the list with one twice as long. The probe
-    # must store into the list it read (lost with it): reading self.slots again to store would
-    # put the entry in the new list at the slot of the old one, where no probe of its key looks.
-    unions = Unions(max_bytes=1 << 20, keep=1, gate=1)
-    other = frozenset(range(100, 200))
-    for start in range(0, 100_000, 100):  # a key whose slot moves when the list doubles
-        first = _JudgedOnUnion(range(start, start + 50))
-        if hash((first, other)) & UNION_FIRST_SLOTS:
-            break
-    judged: list[bool] = []
-
-    def judge() -> None:
-        unions.saved = UNION_PAYS * UNION_WINDOW  # this window paid
-        judged.append(unions._paid())
-
-    first.steps = judge
-    assert unions.of([first, other]) == frozenset(first) | other
-    assert judged == [True]
-    assert len(unions.slots) == 2 * UNION_FIRST_SLOTS
-    assert unions.of([first, other]) == frozenset(first) | other  # and the memo goes on: kept
-    mask = len(unions.slots) - 1
-    held = [(i, entry) for i, entry in enumerate(unions.slots) if entry is not None]
-    assert len(held) == 1  # only the second probe's store, in the slot its key names
-    assert all(hash(entry[0]) & mask == i for i, entry in held)
 
 
 def test_small_unions_do_not_ask_the_memo() -> None:
