@@ -7,7 +7,6 @@ from __future__ import annotations
 import gc
 import threading
 import tracemalloc
-from collections.abc import Callable
 
 import pytest
 from hypothesis import given
@@ -24,7 +23,6 @@ from topicmatch import (
 from topicmatch._trie import TrieIndex
 from topicmatch._walk import (
     UNION_BACKOFF,
-    UNION_FIRST_SLOTS,
     UNION_MISS_SHARE,
     UNION_PAYS,
     UNION_SLOTS,
@@ -49,18 +47,6 @@ def _wide(subscribers: int = 100, **options: int) -> Matcher:
     m = Matcher(dialect="mqtt", cache_size=0, **options)  # type: ignore[arg-type, type-var]
     m.subscribe_many([("x/+", f"c{i}") for i in range(subscribers)])
     return m
-
-
-def _grown_full(m: Matcher) -> Unions:
-    """The memo of ``m`` (a :func:`_wide` matcher) after the windows that take it to
-    :data:`UNION_SLOTS` slots, the first size it is judged at: one topic, ``x/full``, looked up
-    until then (its union kept, one entry)."""
-    unions = _unions(m)
-    m.subscribe("+/full", "full")
-    while len(unions.slots) < UNION_SLOTS:
-        m.lookup("x/full")
-    assert unions.governor.on
-    return unions
 
 
 @given(st.data())
@@ -177,7 +163,7 @@ def test_the_union_memo_adds_no_work_for_the_cyclic_collector() -> None:
 def test_the_memo_switches_itself_off_where_topics_do_not_repeat_and_comes_back() -> None:
     m = _wide()
     m.subscribe_many([(f"+/w{i}", i) for i in range(UNION_WINDOW + UNION_BACKOFF + 2)])
-    unions = _grown_full(m)
+    unions = _unions(m)
     governor = unions.governor
     for i in range(UNION_WINDOW):  # each topic once: nothing to reuse
         m.lookup(f"x/w{i}")
@@ -199,7 +185,7 @@ def test_the_memo_switches_itself_off_where_big_unions_rarely_come_again() -> No
     # (the million-subscription table's first lookups: benchmarks/union_memo_scale.py).
     m = _wide(subscribers=2000)
     m.subscribe_many([(f"+/w{i}", i) for i in range(UNION_WINDOW)])
-    unions = _grown_full(m)
+    unions = _unions(m)
     for i in range(UNION_WINDOW - 1):
         m.lookup("x/w0" if i % 64 == 0 else f"x/w{i}")
     assert unions.governor.on
@@ -208,105 +194,6 @@ def test_the_memo_switches_itself_off_where_big_unions_rarely_come_again() -> No
     m.lookup(f"x/w{UNION_WINDOW - 1}")  # the window's last probe: judged
     assert not unions.governor.on
     assert not any(unions.slots)
-
-
-def test_the_memo_starts_small_and_doubles_at_each_window_until_full() -> None:
-    # x/b looked up again and again: each probe a hit of 101 subscribers, every window pays.
-    # The memo starts with UNION_FIRST_SLOTS slots (few new tracked objects while it fills),
-    # doubles them at each judgement up to UNION_SLOTS, and keeps its entries through each
-    # doubling: the union served after is the very one kept before.
-    m = _wide()
-    m.subscribe("+/b", "solo")
-    unions = _unions(m)
-    assert len(unions.slots) == UNION_FIRST_SLOTS
-    kept = m.lookup("x/b")
-    sizes = []
-    for _ in range(5):
-        for _ in range(UNION_WINDOW):
-            assert m.lookup("x/b") is kept
-        sizes.append(len(unions.slots))
-    assert sizes == [2 * UNION_FIRST_SLOTS, 4 * UNION_FIRST_SLOTS, UNION_SLOTS, UNION_SLOTS, UNION_SLOTS]
-    assert sum(entry is not None for entry in unions.slots) == 1
-    assert unions.bytes == next(entry for entry in unions.slots if entry is not None)[2]
-
-
-def test_a_memo_not_yet_full_grows_at_a_window_that_does_not_pay() -> None:
-    # Each topic once: no window pays. Below UNION_SLOTS the memo is not judged (fewer slots
-    # keep fewer unions; behind a result cache 128 slots failed every window under churn and
-    # never grew: benchmarks/memo_windows.py), so it grows and stays on until it is full; the
-    # first window at full size is the first judged, and it fails.
-    m = _wide()
-    m.subscribe_many([(f"+/w{i}", i) for i in range(4 * UNION_WINDOW)])
-    unions = _unions(m)
-    sizes = []
-    for window in range(4):
-        for i in range(UNION_WINDOW):
-            m.lookup(f"x/w{window * UNION_WINDOW + i}")
-        sizes.append((len(unions.slots), unions.governor.on))
-    assert sizes == [
-        (2 * UNION_FIRST_SLOTS, True),
-        (4 * UNION_FIRST_SLOTS, True),
-        (UNION_SLOTS, True),
-        (UNION_SLOTS, False),
-    ]
-    assert not any(unions.slots)
-
-
-def test_a_full_memo_whose_window_fails_empties_and_keeps_its_slots() -> None:
-    # Emptied, not shrunk: a memo only asked for what the result cache misses fails more of its
-    # windows, and shrinking it at each failure cost churn's steady state (docs/performance.md).
-    m = _wide()
-    m.subscribe_many([(f"+/w{i}", i) for i in range(UNION_WINDOW)])
-    unions = _grown_full(m)
-    for i in range(UNION_WINDOW):  # then each topic once: the window fails
-        m.lookup(f"x/w{i}")
-    assert not unions.governor.on
-    assert len(unions.slots) == UNION_SLOTS
-    assert not any(unions.slots)
-    assert unions.bytes == 0
-
-
-class _JudgedOnUnion(frozenset):  # type: ignore[type-arg]
-    """A set whose union with another runs ``steps`` first, once: a judgement landing in the
-    middle of a probe, between its read of the slots and its store (both builds unite two sets
-    with ``|``, which calls a subclass's ``__or__``)."""
-
-    steps: Callable[[], None] | None = None
-
-    def __or__(self, other: frozenset[object]) -> frozenset[object]:  # type: ignore[override]
-        steps, self.steps = self.steps, None
-        if steps is not None:
-            steps()
-        return frozenset(self) | other
-
-
-def test_a_probe_overlapping_a_judgement_stores_into_the_list_it_read() -> None:
-    # A reader probes a fresh memo (UNION_FIRST_SLOTS slots) for a union whose slot in the
-    # doubled list differs from its slot in the first one; while it unites, another reader's
-    # judgement finds the window paid and replaces the list with one twice as long. The probe
-    # must store into the list it read (lost with it): reading self.slots again to store would
-    # put the entry in the new list at the slot of the old one, where no probe of its key looks.
-    unions = Unions(max_bytes=1 << 20, keep=1, gate=1)
-    other = frozenset(range(100, 200))
-    for start in range(0, 100_000, 100):  # a key whose slot moves when the list doubles
-        first = _JudgedOnUnion(range(start, start + 50))
-        if hash((first, other)) & UNION_FIRST_SLOTS:
-            break
-    judged: list[bool] = []
-
-    def judge() -> None:
-        unions.saved = UNION_PAYS * UNION_WINDOW  # this window paid
-        judged.append(unions._paid())
-
-    first.steps = judge
-    assert unions.of([first, other]) == frozenset(first) | other
-    assert judged == [True]
-    assert len(unions.slots) == 2 * UNION_FIRST_SLOTS
-    assert unions.of([first, other]) == frozenset(first) | other  # and the memo goes on: kept
-    mask = len(unions.slots) - 1
-    held = [(i, entry) for i, entry in enumerate(unions.slots) if entry is not None]
-    assert len(held) == 1  # only the second probe's store, in the slot its key names
-    assert all(hash(entry[0]) & mask == i for i, entry in held)
 
 
 def test_small_unions_do_not_ask_the_memo() -> None:

@@ -372,17 +372,15 @@ def union_of(found: list[frozenset[Hashable]]) -> frozenset[Hashable]:
     return found[0] if n else EMPTY
 
 
-#: The union memo (:class:`Unions`): its slots at most and at first (powers of two; each window
-#: doubles them until full, and only a full memo is judged: :meth:`Unions._paid`),
-#: the fewest subscribers a union must hold to be kept (uniting fewer costs a few hundred ns, a
-#: hit about 200: the first table of ``benchmarks/union_memo.py``), and the unions per judgement
-#: of whether it pays.
+#: The union memo (:class:`Unions`): its slots (a power of two), the fewest subscribers a union
+#: must hold to be kept (uniting fewer costs a few hundred ns, a hit about 200: the first table of
+#: ``benchmarks/union_memo.py``), and the unions per judgement of whether it pays.
 UNION_SLOTS: Final = 1024
-UNION_FIRST_SLOTS: Final = 128
 UNION_MIN: Final = 64
 #: The sets, or the size of the first set, that make a union worth asking the memo for.
 UNION_GATE: Final = 16
 UNION_WINDOW: Final = 1024
+_UNION_MASK: Final = UNION_SLOTS - 1
 #: Unions the memo stays off after a judgement that failed, first and at most.
 UNION_BACKOFF: Final = 16 * UNION_WINDOW
 UNION_MAX_BACKOFF: Final = 64 * UNION_WINDOW
@@ -412,16 +410,11 @@ class Unions:
     by construction: the same sets have the same union, whatever was written since, so nothing
     is ever invalidated.
 
-    Direct-mapped: a list of slots, one entry each, chosen by the key's hash; a new union
-    replaces the entry in its slot. So a store frees what it replaces, and the memo adds no work
-    for CPython's cyclic collector once its slots are full (a dict of entries, cleared when full,
-    made the collector take a third of a churning lookup's time, as each store left new tracked
-    objects: ``benchmarks/union_memo.py``). Until then each store adds three tracked objects
-    (entry, key, union), so the memo starts with :data:`UNION_FIRST_SLOTS` slots and doubles
-    them after each window, up to :data:`UNION_SLOTS`: a fresh matcher under churn
-    filled 1,024 slots within its first 10,000 lookups and woke the collector 4 times (12 ms,
-    each pass traversing the new unions), where the trie woke it none; starting at 128, once
-    (``benchmarks/early_collections.py``, docs/performance.md).
+    Direct-mapped: :data:`UNION_SLOTS` slots, one entry each, chosen by the key's hash; a new
+    union replaces the entry in its slot. So a store frees what it replaces, and the memo adds
+    no work for CPython's cyclic collector (a dict of entries, cleared when full, made the
+    collector take a third of a churning lookup's time, as each store left new tracked objects:
+    ``benchmarks/union_memo.py``).
     Only unions of at least ``keep`` (:data:`UNION_MIN`) subscribers are kept.
 
     Bounded in bytes: each entry is charged its union, its key and the key's sets (which a
@@ -433,18 +426,12 @@ class Unions:
     recounted at every judgement: races between readers skew it for one window at most.
 
     Whether it pays is judged by its :class:`~._governor.Governor`: every :data:`UNION_WINDOW`
-    probes once its slots are full (each window before grows them), if its hits saved fewer than
-    :data:`UNION_PAYS` subscribers' insertions per probe plus one in :data:`UNION_MISS_SHARE` of
-    the subscribers its misses united (topics that do not repeat, small unions, big unions that
-    rarely come again), it empties itself and unites without probing for :data:`UNION_BACKOFF`
-    unions, doubling up to :data:`UNION_MAX_BACKOFF`.
+    probes, if its hits saved fewer than :data:`UNION_PAYS` subscribers' insertions per probe
+    plus one in :data:`UNION_MISS_SHARE` of the subscribers its misses united (topics that do
+    not repeat, small unions, big unions that rarely come again), it empties itself and unites
+    without probing for :data:`UNION_BACKOFF` unions, doubling up to :data:`UNION_MAX_BACKOFF`.
     Readers share it without a lock: a slot's store is one atomic store of an immutable entry,
-    and a lost count only moves a judgement. A judgement replaces the list of slots (to grow
-    it, or empty); a probe reads ``self.slots`` once and takes its slot, entry and store from
-    that one list, masked by its own length, so a probe overlapping a judgement stores into the
-    list it read (lost with it), never into the new list at a slot its key does not name
-    (tests/test_unions.py pins it; the lost store's charge stays in :attr:`bytes`, an
-    overcount, until the next judgement sums the slots again).
+    and a lost count only moves a judgement.
 
     >>> memo = Unions(max_bytes=1 << 20)
     >>> a, b = frozenset(range(40)), frozenset(range(40, 80))
@@ -460,7 +447,7 @@ class Unions:
         self.gate = gate  # the sets, or the size of the first, that make it worth a probe
         self.slots: list[tuple[tuple[frozenset[Hashable], ...], frozenset[Hashable], int] | None] = [
             None
-        ] * UNION_FIRST_SLOTS
+        ] * UNION_SLOTS
         self.bytes = 0  # the charge of the entries held
         self.hand = 0  # the next slot to drop when the charge must make room (see _keep)
         self.governor = Governor(UNION_WINDOW, UNION_BACKOFF, UNION_MAX_BACKOFF, self._paid)
@@ -499,9 +486,8 @@ class Unions:
         """The union of two sets or more, from its slot if the entry there has the same sets,
         else made and kept (if it holds :data:`UNION_MIN` subscribers)."""
         key = tuple(found)
-        slots = self.slots  # one list for the whole probe: a judgement may replace it meanwhile
-        slot = hash(key) & (len(slots) - 1)
-        entry = slots[slot]
+        slot = hash(key) & _UNION_MASK
+        entry = self.slots[slot]
         if entry is not None and entry[0] == key:  # the same sets (identity first, cheap)
             result = entry[1]
             self.saved += len(result)
@@ -510,21 +496,19 @@ class Unions:
         size = len(result)
         self.missed += size
         if size >= self.keep:
-            self._keep(slots, slot, key, result, entry)
+            self._keep(slot, key, result, entry)
         return result
 
     def _keep(
         self,
-        slots: list[tuple[tuple[frozenset[Hashable], ...], frozenset[Hashable], int] | None],
         slot: int,
         key: tuple[frozenset[Hashable], ...],
         result: frozenset[Hashable],
         old: tuple[tuple[frozenset[Hashable], ...], frozenset[Hashable], int] | None,
     ) -> None:
-        """Put the union in slot ``slot`` of ``slots`` (the list the probe read), in place of
-        ``old``; if the charge would then pass ``max_bytes``, drop entries from the clock hand
-        on until it fits (at most one turn of the slots: O(:data:`UNION_SLOTS`) for this store,
-        O(1) amortised, as each entry goes once)."""
+        """Put the union in its slot, in place of ``old``; if the charge would then pass
+        ``max_bytes``, drop entries from the clock hand on until it fits (at most one turn of
+        the slots: O(UNION_SLOTS) for this store, O(1) amortised, as each entry goes once)."""
         # Estimated from sizes, not measured: sys.getsizeof calls each set's __sizeof__, and
         # charging a store that way took much of what the memo saved under churn. A set's
         # table is at least a quarter full, so 64 bytes per element (16 per slot) and 256 per
@@ -532,47 +516,30 @@ class Unions:
         charge = 64 * (len(result) + sum(map(len, key))) + 256 * (len(key) + 2)
         if charge > self.max_bytes >> 1:
             return  # a union this big would leave room for few others
+        slots = self.slots
         if old is not None:
             self.bytes -= old[2]
             slots[slot] = None
-        mask = len(slots) - 1
-        hand = self.hand & mask
-        for _ in range(mask + 1):
+        hand = self.hand
+        for _ in range(UNION_SLOTS):
             if self.bytes + charge <= self.max_bytes:
                 break
             entry = slots[hand]
             if entry is not None:
                 slots[hand] = None
                 self.bytes -= entry[2]
-            hand = (hand + 1) & mask
+            hand = (hand + 1) & _UNION_MASK
         self.hand = hand
         slots[slot] = (key, result, charge)
         self.bytes += charge
 
     def _paid(self) -> bool:
-        """The governor's test of a window. Below :data:`UNION_SLOTS` slots the window passes and the
-        memo doubles its slots, keeping every entry (the one in slot ``i`` of ``n`` goes to
-        ``i`` or ``i + n`` of ``2n``, by one more bit of its key's hash: no two collide). At
-        full size: did the hits save :data:`UNION_PAYS` insertions per probe, plus one in
-        :data:`UNION_MISS_SHARE` of the subscribers the misses united? If not, the memo empties
-        its slots, keeping their number (its governor then keeps it off a while).
-        O(:data:`UNION_SLOTS`)."""
-        slots = self.slots
-        # Judged at its full size only: fewer slots keep fewer unions, and the test is the full
-        # memo's (behind a result cache under churn, 128 slots failed every window and never
-        # grew: benchmarks/memo_windows.py). Until then each window grows it and passes.
-        full = len(slots) >= UNION_SLOTS
-        pays = not full or self.saved >= UNION_PAYS * UNION_WINDOW + self.missed // UNION_MISS_SHARE
+        """The governor's test of a window: did the hits save :data:`UNION_PAYS` insertions per
+        probe, plus one in :data:`UNION_MISS_SHARE` of the subscribers the misses united? If
+        not, the memo empties itself (its governor then keeps it off a while)."""
+        pays = self.saved >= UNION_PAYS * UNION_WINDOW + self.missed // UNION_MISS_SHARE
         if not pays:
-            self.slots = [None] * len(slots)  # emptied, its size kept
-        elif not full:
-            grown: list[tuple[tuple[frozenset[Hashable], ...], frozenset[Hashable], int] | None]
-            grown = [None] * (2 * len(slots))
-            mask = len(grown) - 1
-            for entry in slots:
-                if entry is not None:
-                    grown[hash(entry[0]) & mask] = entry
-            self.slots = grown
+            self.slots = [None] * UNION_SLOTS
         self.bytes = sum(entry[2] for entry in self.slots if entry is not None)
         self.saved = self.missed = 0
         return pays
