@@ -24,6 +24,7 @@ import gc
 import statistics
 import time
 from functools import partial
+from typing import Any
 
 import default_parts  # benchmarks/default_parts.py, beside this script
 
@@ -33,15 +34,25 @@ VARIANTS = ("default", "no cache", "trie")
 EVERY = 6  # lookups per write
 
 
+def paced(m: Any, shape: shapes.Shape, start: int, stop: int, every: int = EVERY) -> None:
+    """Lookups ``start`` to ``stop`` of the row on ``m``, a write before every ``every``, untimed.
+
+    ``start`` is a multiple of ``every``: the write before lookup ``i`` is ``writes[i // every]``.
+    """
+    topics, writes = shape.topics, shape.writes
+    lookup, subscribe, unsubscribe = m.lookup, m.subscribe, m.unsubscribe
+    for i in range(start, stop, every):
+        adding, pattern, subscriber = writes[i // every]
+        (subscribe if adding else unsubscribe)(pattern, subscriber)
+        for topic in topics[i : i + every]:
+            lookup(topic)
+
+
 def _child(shape: shapes.Shape, variant: str, lookups: int, after: int) -> str:
     m = default_parts._matcher(variant, shape)
     topics, writes = shape.topics, shape.writes
     lookup, subscribe, unsubscribe = m.lookup, m.subscribe, m.unsubscribe
-    for i in range(0, after, EVERY):  # untimed: the life before the window (--after)
-        adding, pattern, subscriber = writes[i // EVERY]
-        (subscribe if adding else unsubscribe)(pattern, subscriber)
-        for topic in topics[i : i + EVERY]:
-            lookup(topic)
+    paced(m, shape, 0, after)  # the life before the window (--after)
     gc.collect()  # the build's own collection (a second or so at 300,000 subscriptions), not the window's
     clock = time.thread_time_ns
     in_writes = in_lookups = 0

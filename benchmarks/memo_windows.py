@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+import churn_split  # benchmarks/churn_split.py, beside this script
 import default_parts  # benchmarks/default_parts.py, beside this script
 
 VARIANTS = ("default", "no cache")
@@ -30,10 +31,9 @@ VARIANTS = ("default", "no cache")
 def judgements(variant: str, lookups: int, every: int) -> list[tuple[int, bool, int, int, int]]:
     """(lookup, paid, saved, missed, slots after) for every judgement of the memo's governor."""
     shape = default_parts._shape("churn")
-    topics, writes = shape.topics, shape.writes
-    most = len(writes) * every
+    most = len(shape.writes) * every
     if most < lookups:
-        raise SystemExit(f"the row has {len(writes)} writes: at most {most} lookups at --every {every}")
+        raise SystemExit(f"the row has {len(shape.writes)} writes: at most {most} lookups at --every {every}")
     m = default_parts._matcher(variant, shape)
     memo: Any = m._index._memo  # type: ignore[attr-defined]
     governor = memo.governor
@@ -48,11 +48,8 @@ def judgements(variant: str, lookups: int, every: int) -> list[tuple[int, bool, 
         return paid
 
     governor.pays = recorded
-    for at in range(0, lookups, every):
-        adding, pattern, subscriber = writes[at // every]
-        (m.subscribe if adding else m.unsubscribe)(pattern, subscriber)
-        for topic in topics[at : at + every]:
-            m.lookup(topic)
+    for at in range(0, lookups, every):  # `recorded` reads `at`: the step a judgement came in
+        churn_split.paced(m, shape, at, at + every, every)
     return log
 
 
