@@ -1,0 +1,64 @@
+"""What the workload matrix resolves: its rows with the default measured against a copy of itself.
+
+    [TOPICMATCH_PURE=1] .venv/bin/python benchmarks/aa_workloads.py OUT [--rows R[,R...]] [--repeat N]
+
+An A/A run. ``topicmatch bench workloads`` as it is (the same rows, sizes, processes, orders and
+phases), on four contenders: the default, ``default, again`` (the same matcher, built the same
+way, in a process of its own like every contender), the default without its cache and the trie.
+The two copies run the same code on the same data, so their ratio would be 1.00 in every cell
+of a machine that measured exactly; how far its medians stray from 1.00, and how often they
+fall under the matrix's target of 0.95, is what a whole run can resolve on this machine. Rows
+default to those where the default's cells under 0.95 have been (distinct-10k, distinct-100k,
+unmatched, churn). Writes the matrix's report to OUT (``default, again`` is one more column),
+then prints, per row and phase, the default's median ratio and its rounds against its copy,
+against itself without a cache and against the trie.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from topicmatch._progress import Progress
+from topicmatch.bench import workloads
+from topicmatch.bench.contenders import Contender, build
+
+COPY = "default, again"
+CONTENDERS = ("default", COPY, "default, no cache", "trie")
+ROWS = "distinct-10k,distinct-100k,unmatched,churn"
+
+
+def _build(
+    name: str, dialect: str, pairs: list[tuple[str, int]], space: Callable[[], Iterable[str]], budget: float
+) -> Contender:
+    return build("default" if name == COPY else name, dialect, pairs, space, budget)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("out", type=Path, help="where the report goes (a new directory)")
+    parser.add_argument("--rows", default=ROWS, help=f"rows to run (default {ROWS})")
+    parser.add_argument("--repeat", type=int, default=5, help="rounds (default 5, the matrix's)")
+    args = parser.parse_args()
+    # The harness's contenders, for this process only: the matrix itself is not changed.
+    workloads.contenders_for = lambda dialect: CONTENDERS  # type: ignore[attr-defined]
+    workloads.build = _build  # type: ignore[attr-defined]
+    rows = set(args.rows.split(","))
+    path = workloads.run(args.out, args.repeat, False, Progress("aa_workloads"), rows)
+    results = json.loads((path.parent / "results.json").read_text())["results"]
+    print(f"\nthe default's ratio to each, median (rounds), {args.repeat} rounds")
+    for row, data in results.items():
+        for phase, by in data["samples"].items():
+            cells = []
+            for other in CONTENDERS[1:]:
+                ratios = sorted(a / b for a, b in zip(by["default"], by.get(other, []), strict=False) if b)
+                if ratios:
+                    mid = ratios[len(ratios) // 2]
+                    cells.append(f"÷ {other}: {mid:.2f} ({', '.join(f'{r:.2f}' for r in ratios)})")
+            print(f"  {row:14s} {phase:14s} " + "; ".join(cells))
+
+
+if __name__ == "__main__":
+    main()
