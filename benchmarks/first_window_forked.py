@@ -12,6 +12,8 @@ median and the default's median ratio, round by round, to the others. The matrix
 its 5 rounds, straddles 0.95 by a wide spread (docs/performance.md); this gives it 15.
 ``--row``: a row of ``default_parts.py`` instead (``distinct-100k``: the matrix's other cell
 that straddles 0.95 against the trie).
+``--window N``: the first N lookups instead (the matrix's other window is 100,000); ``--skip M``:
+the N after the first M (untimed), a matcher past its early life.
 ``--calls``: instead, the default's calls in that window, counted under cProfile (the walks, and
 the result cache's records, stores and promotions), and the distinct topics among its lookups;
 pure build only (cProfile does not see compiled functions).
@@ -37,7 +39,7 @@ VARIANTS = ("default", "no cache", "trie")
 WINDOW = 10_000
 
 
-def _child(shape: shapes.Shape, variant: str) -> str:
+def _child(shape: shapes.Shape, variant: str, window: int, skip: int) -> str:
     m = default_parts._matcher(variant, shape)
     collections: list[int] = []
 
@@ -46,22 +48,25 @@ def _child(shape: shapes.Shape, variant: str) -> str:
             collections.append(info["generation"])
 
     gc.callbacks.append(log)
-    lookup, topics = m.lookup, shape.topics[:WINDOW]
+    lookup, topics = m.lookup, shape.topics[skip : skip + window]
+    for topic in shape.topics[:skip]:  # untimed: the matcher's life before the window
+        lookup(topic)
     faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     start = time.thread_time()
     for topic in topics:
         lookup(topic)
-    rate = WINDOW / (time.thread_time() - start)
+    rate = len(topics) / (time.thread_time() - start)
     faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
     return f"{rate} {faults} {collections}\n"
 
 
-def main(rounds: int, row: str) -> None:
+def main(rounds: int, row: str, window: int, skip: int) -> None:
     shape = default_parts._shape(row)
     rates: dict[str, list[float]] = {v: [] for v in VARIANTS}
     for r in range(rounds):
         for variant in VARIANTS:
-            rate, faults, collections = default_parts.forked(partial(_child, shape, variant)).split(" ", 2)
+            done = default_parts.forked(partial(_child, shape, variant, window, skip))
+            rate, faults, collections = done.split(" ", 2)
             rates[variant].append(float(rate))
             seen = f"{faults:>4s} faults, collections {collections.strip()}"
             print(f"round {r + 1:2d} {variant:9s} {float(rate):11,.0f}/s  {seen}")
@@ -90,8 +95,10 @@ if __name__ == "__main__":
     parser.add_argument("rounds", nargs="?", type=int, default=15, help="rounds (default 15)")
     parser.add_argument("--row", default="unmatched", help="a row of default_parts.py (default unmatched)")
     parser.add_argument("--calls", action="store_true", help="count the default's calls instead (pure only)")
+    parser.add_argument("--window", type=int, default=WINDOW, help=f"lookups per round (default {WINDOW:,})")
+    parser.add_argument("--skip", type=int, default=0, help="untimed lookups before the window (default 0)")
     args = parser.parse_args()
     if args.calls:
         calls(args.row)
     else:
-        main(args.rounds, args.row)
+        main(args.rounds, args.row, args.window, args.skip)
