@@ -62,6 +62,8 @@ def _child(shape: shapes.Shape, variant: str, window: int, skip: int) -> str:
 
 def main(rounds: int, row: str, window: int, skip: int) -> None:
     shape = default_parts._shape(row)
+    if skip + window > len(shape.topics):
+        raise SystemExit(f"--skip {skip:,} and --window {window:,}: the row has {len(shape.topics):,} topics")
     rates: dict[str, list[float]] = {v: [] for v in VARIANTS}
     for r in range(rounds):
         for variant in VARIANTS:
