@@ -11,13 +11,16 @@ fall under the matrix's target of 0.95, is what a whole run can resolve on this 
 default to those where the default's cells under 0.95 have been (distinct-10k, distinct-100k,
 unmatched, churn). Writes the matrix's report to OUT (``default, again`` is one more column),
 then prints, per row and phase, the default's median ratio and its rounds against its copy,
-against itself without a cache and against the trie.
+against itself without a cache and against the trie, and the copies' spread pooled over the
+cells with the rounds it takes to resolve 0.03 (``--from``: this summary of a run already in OUT).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import statistics
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -36,19 +39,14 @@ def _build(
     return build("default" if name == COPY else name, dialect, pairs, space, budget)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("out", type=Path, help="where the report goes (a new directory)")
-    parser.add_argument("--rows", default=ROWS, help=f"rows to run (default {ROWS})")
-    parser.add_argument("--repeat", type=int, default=5, help="rounds (default 5, the matrix's)")
-    args = parser.parse_args()
-    # The harness's contenders, for this process only: the matrix itself is not changed.
-    workloads.contenders_for = lambda dialect: CONTENDERS  # type: ignore[attr-defined]
-    workloads.build = _build  # type: ignore[attr-defined]
-    rows = set(args.rows.split(","))
-    path = workloads.run(args.out, args.repeat, False, Progress("aa_workloads"), rows)
-    results = json.loads((path.parent / "results.json").read_text())["results"]
-    print(f"\nthe default's ratio to each, median (rounds), {args.repeat} rounds")
+def summarise(results_json: Path) -> None:
+    """Per row and phase, the default's median ratio and its rounds against its copy, itself
+    without a cache and the trie; then the spread of the copies' ratios, pooled over the cells
+    (the standard deviation of their logarithms), and the rounds per cell a median needs for
+    two standard errors under 0.03 (a median's standard error: about 1.25 sigma / sqrt(n))."""
+    results = json.loads(results_json.read_text(encoding="utf-8"))["results"]
+    logs: list[float] = []
+    print("the default's ratio to each, median (rounds)")
     for row, data in results.items():
         for phase, by in data["samples"].items():
             cells = []
@@ -57,7 +55,30 @@ def main() -> None:
                 if ratios:
                     mid = ratios[len(ratios) // 2]
                     cells.append(f"÷ {other}: {mid:.2f} ({', '.join(f'{r:.2f}' for r in ratios)})")
+                    if other == COPY:
+                        logs += [math.log(r) for r in ratios]
             print(f"  {row:14s} {phase:14s} " + "; ".join(cells))
+    if len(logs) > 1:
+        sigma = statistics.stdev(logs)
+        rounds = math.ceil((1.25 * sigma / 0.015) ** 2)
+        print(f"the copy's log ratios, pooled: standard deviation {sigma:.3f} over {len(logs)} rounds;")
+        print(f"  two standard errors of a median under 0.03 need {rounds} rounds per cell")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("out", type=Path, help="where the report goes (a new directory)")
+    parser.add_argument("--rows", default=ROWS, help=f"rows to run (default {ROWS})")
+    parser.add_argument("--repeat", type=int, default=5, help="rounds (default 5, the matrix's)")
+    parser.add_argument("--from", dest="done", action="store_true", help="summarise the run already in OUT")
+    args = parser.parse_args()
+    if not args.done:
+        # The harness's contenders, for this process only: the matrix itself is not changed.
+        workloads.contenders_for = lambda dialect: CONTENDERS  # type: ignore[attr-defined]
+        workloads.build = _build  # type: ignore[attr-defined]
+        rows = set(args.rows.split(","))
+        workloads.run(args.out, args.repeat, False, Progress("aa_workloads"), rows)
+    summarise(args.out / "results.json")
 
 
 if __name__ == "__main__":

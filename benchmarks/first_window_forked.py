@@ -14,6 +14,7 @@ its 5 rounds, straddles 0.95 by a wide spread (docs/performance.md); this gives 
 that straddles 0.95 against the trie).
 ``--window N``: the first N lookups instead (the matrix's other window is 100,000); ``--skip M``:
 the N after the first M (untimed), a matcher past its early life.
+``--from RAW``: the summary of a run whose output was saved in RAW (medians and quartiles).
 ``--calls``: instead, the default's calls in that window, counted under cProfile (the walks, and
 the result cache's records, stores and promotions), and the distinct topics among its lookups;
 pure build only (cProfile does not see compiled functions).
@@ -25,10 +26,12 @@ import argparse
 import cProfile
 import gc
 import pstats
+import re
 import resource
 import statistics
 import time
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import default_parts  # benchmarks/default_parts.py, beside this script
@@ -72,12 +75,31 @@ def main(rounds: int, row: str, window: int, skip: int) -> None:
             rates[variant].append(float(rate))
             seen = f"{faults:>4s} faults, collections {collections.strip()}"
             print(f"round {r + 1:2d} {variant:9s} {float(rate):11,.0f}/s  {seen}")
+    summary(rates)
+
+
+def summary(rates: dict[str, list[float]]) -> None:
+    """Each variant's median rate, and the default's ratio to the others: the median and the
+    quartiles of the rounds' ratios."""
     for variant, values in rates.items():
         print(f"{variant:9s} median {statistics.median(values):11,.0f}/s")
     mine = rates["default"]
     for other in VARIANTS[1:]:
-        ratio = statistics.median(a / b for a, b in zip(mine, rates[other], strict=True))
-        print(f"default ÷ {other}: {ratio:.3f} (median of the rounds' ratios)")
+        ratios = [a / b for a, b in zip(mine, rates[other], strict=True)]
+        low, mid, high = statistics.quantiles(ratios, n=4)
+        print(f"default ÷ {other}: {mid:.3f} (median of the rounds' ratios; quartiles {low:.3f}-{high:.3f})")
+
+
+def from_raw(path: Path) -> None:
+    """:func:`summary` of a run's printed rounds (a raw file of this script's output)."""
+    rates: dict[str, list[float]] = {v: [] for v in VARIANTS}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        found = re.match(r"round\s+\d+ (default|no cache|trie)\s+([\d,]+)/s", line)
+        if found:
+            rates[found[1]].append(float(found[2].replace(",", "")))
+    if not rates["default"]:
+        raise SystemExit(f"{path}: no rounds of this script's output")
+    summary(rates)
 
 
 def calls(row: str) -> None:
@@ -99,8 +121,13 @@ if __name__ == "__main__":
     parser.add_argument("--calls", action="store_true", help="count the default's calls instead (pure only)")
     parser.add_argument("--window", type=int, default=WINDOW, help=f"lookups per round (default {WINDOW:,})")
     parser.add_argument("--skip", type=int, default=0, help="untimed lookups before the window (default 0)")
+    parser.add_argument(
+        "--from", dest="raw", type=Path, help="summarise the rounds printed in this file instead"
+    )
     args = parser.parse_args()
-    if args.calls:
+    if args.raw is not None:
+        from_raw(args.raw)
+    elif args.calls:
         calls(args.row)
     else:
         main(args.rounds, args.row, args.window, args.skip)
