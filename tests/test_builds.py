@@ -30,6 +30,7 @@ from topicmatch import (
     DIALECTS,
     AccessRules,
     BatchWalk,
+    ClientRules,
     Dialect,
     Matcher,
     MatcherSnapshot,
@@ -234,6 +235,9 @@ def _mqtt_cases() -> Iterator[Case]:
     def rules() -> AccessRules:
         return AccessRules("user alice\ntopic readwrite home/#\npattern read devices/%c/#\n")
 
+    def client() -> ClientRules:
+        return rules().client(username="alice", client_id="phone")
+
     def groups() -> SharedGroups[str]:
         made = SharedGroups[str]()
         made.join("$share/g/jobs/+", "w1")
@@ -241,11 +245,15 @@ def _mqtt_cases() -> Iterator[Case]:
 
     key = ShareGroup("g", "jobs/+")
     yield "AccessRules(text)", None, AccessRules, (V,), {}
+    yield "AccessRules(version=)", None, AccessRules, ("",), {"version": V}
+    yield "AccessRules.client username", rules, "client", (), {**names, "username": V}
+    yield "AccessRules.client client_id", rules, "client", (), {**names, "client_id": V}
     yield "AccessRules.from_file", None, AccessRules.from_file, (V,), {}
     for method in ("may_publish", "may_receive", "may_subscribe"):
         yield f"AccessRules.{method} topic", rules, method, (V,), names
         yield f"AccessRules.{method} username", rules, method, ("home/x",), {**names, "username": V}
         yield f"AccessRules.{method} client_id", rules, method, ("home/x",), {**names, "client_id": V}
+        yield f"ClientRules.{method} topic", client, method, (V,), {}
     yield "ShareGroup.of", None, ShareGroup.of, (V,), {}
     yield "SharedGroups(policy)", None, SharedGroups, (V,), {}
     yield "SharedGroups(seed=)", None, SharedGroups, (), {"seed": V}
@@ -272,7 +280,8 @@ COVERED = {
     Dialect: {"parse_pattern", "parse_topic", "topic_parser", "topic_list", "overlaps", "covers",
               "matches", "plain_topics", "topic_rules"},
     TopicIndex: {"set", "discard", "get", "match"},
-    AccessRules: {"from_file", "may_publish", "may_receive", "may_subscribe"},
+    AccessRules: {"client", "from_file", "may_publish", "may_receive", "may_subscribe"},
+    ClientRules: {"may_publish", "may_receive", "may_subscribe"},
     SharedGroups: {"join", "leave", "members", "choose", "deliver"},
     ShareGroup: {"of", "count", "index"},
 }  # fmt: skip

@@ -14,7 +14,7 @@ Given subscription patterns with wildcards (``forex.*``, ``stock.#``, ``sensors/
 
 # First: it decides whether the core's modules below are imported compiled or as Python source.
 from ._build import BUILD  # isort: skip
-from ._access import AccessRules
+from ._access import AccessRules, ClientRules
 from ._captures import Capture, capture
 from ._collector import collector_paused
 from ._dfa import BatchWalk
@@ -43,6 +43,7 @@ __all__ = [
     "DEFAULT_CACHE_SIZE",
     "DIALECTS",
     "AccessRules",
+    "ClientRules",
     "BatchWalk",
     "Capture",
     "ComplexityError",

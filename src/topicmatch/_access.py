@@ -12,71 +12,139 @@ The text is Mosquitto's (``mosquitto.conf(5)``, ``acl_file``)::
 
 An access type is ``read``, ``write``, ``readwrite`` (the default when omitted) or ``deny``.
 
-**Publish and receive** are decided as Mosquitto 2.0's default ACL check decides them, for a
-topic T and a client (username U or anonymous, client id C):
+**Parsing** is Mosquitto's, line for line (``aclfile__parse`` in its ``security_default.c``): lines
+end at ``\\n`` only (a ``\\r``, ``\\x85`` or U+2028 inside a line is part of it); trailing ASCII
+whitespace is cut; a line whose first character is ``#`` is a comment; words are separated by
+spaces only (a tab is part of a word); ``topic read`` is the rule ``readwrite read``; a filter is
+trimmed of ASCII whitespace and checked as Mosquitto checks one (``+`` and ``#`` whole levels,
+``#`` last, at most 65,535 bytes and 200 ``/``), nothing more: a rule with characters no topic may
+carry loads and matches nothing. A line Mosquitto refuses raises
+:class:`~topicmatch.InvalidRuleError` (with its number); so does a NUL, which Mosquitto's C reader
+cannot read.
 
-1. the ``topic`` rules of U (of the anonymous section if U is None): if a ``deny`` rule matches
-   T, no; if a rule that grants the access matches T, yes;
+**Rules are text, matched as text.** A rule is never read as an MQTT filter of the mqtt dialect:
+``$share/g/#`` in a rule, written or substituted, is the literal levels ``$share``, ``g``, ``#``,
+which match only topics under ``$share/g/`` (and Mosquitto lets no client read or write those).
+
+**Publish and receive** are decided as Mosquitto's default ACL check decides them, for a topic T
+and a client (username U or anonymous, client id C):
+
+0. Mosquitto's own rules: no client writes a topic starting with ``$SYS`` (but
+   ``$SYS/broker/connection/+/state``), nor reads or writes one starting with ``$share``;
+1. the ``topic`` rules of U (of the anonymous section if U is None or empty: Mosquitto reads an
+   empty username as none): if a ``deny`` rule matches T, no; if a rule granting the access
+   matches T, yes;
 2. if there are ``pattern`` rules and U or C contains ``+`` or ``#``, no (such a name could
-   widen a pattern);
-3. the ``pattern`` rules, with ``%u`` and ``%c`` replaced by U and C (a rule with ``%u`` does
+   widen a pattern); so for a NUL or a name over 65,535 UTF-8 bytes, which no MQTT client can
+   send;
+3. the ``pattern`` rules, with the names substituted (below; a rule whose text holds ``%u`` does
    not apply to an anonymous client): deny first, then a grant, as in 1;
 4. otherwise no.
 
-Rules match with MQTT's rules, the ``$`` rule included (``#`` grants no ``$SYS`` topic).
-tests/brokers/test_access_mosquitto.py checks these answers against a real Mosquitto given the
-same file, on a generated grid of users, client ids, rules and topics.
+A rule matches T with Mosquitto's ``mosquitto_topic_matches_sub``: MQTT's wildcards, and a rule
+whose text starts with ``$`` matches only topics that start with ``$``, and the other way round.
+
+**Substitution** depends on the Mosquitto version (``version``): ``"2.0"`` (the default; Debian
+12 and 13 ship 2.0) replaces every ``%c`` and ``%u`` of a pattern, left to right, wherever it
+stands, and a name with ``/`` adds levels; ``"2.1"`` replaces a ``%c`` or ``%u`` only where it is
+a whole level, where it then matches a level equal to the name (an empty name, or one with
+``/``, matches nothing), and leaves any other ``%c`` as text. docs/conformance.md lists what
+differs between the versions.
 
 **Subscribe** is where this class is stricter than Mosquitto. Mosquitto accepts every
 subscription and checks ``read`` on each message it would deliver, so a client allowed
 ``sensors/+`` may subscribe to ``sensors/#`` and silently receive only part of it.
-:meth:`AccessRules.may_subscribe` allows a filter F only if no ``deny`` rule that could apply
+:meth:`ClientRules.may_subscribe` allows a filter F only if no ``deny`` rule that applies
 overlaps F and one rule that grants ``read`` *covers* F (every topic F matches, that rule
-matches: :meth:`Dialect.covers <topicmatch.Dialect.covers>`), so an allowed subscription
-receives everything it asks for and no wildcard escapes the rules. The check is sound, not
-complete: a filter covered only by several rules together is refused.
+matches), so an allowed subscription receives everything it asks for. ``$share/<group>/<filter>``
+is judged by its filter, and a filter whose topics all start with ``$share`` is refused (no
+client may read them). The check is sound, not complete: a filter covered only by several rules
+together is refused.
 
-**Cost.** Parsing is O(text). Each check is O(rules of the client x words) (the
-``covers``/``overlaps`` of a subscribe are bounded by the pattern algebra's budget; a rule too
-hostile to decide within it does not grant). Errors: :class:`~topicmatch.InvalidRuleError`
-(with the line number) for a line Mosquitto would not load, the dialect's
-:class:`~topicmatch.InvalidTopicError` / :class:`~topicmatch.InvalidPatternError` for a bad
-topic or filter asked about.
+**Cost.** Parsing is O(text). :meth:`AccessRules.client` is O(the names' length) (C-level scans
+for ``+``, ``#``, NUL and ``/``) plus O(rules with ``%``); each check of a :class:`ClientRules` is
+O(R x w) steps, R the client's topic rules plus the pattern rules and w the levels of the topic
+or filter, whatever the length of the names: a pattern is never substituted into a string, its
+levels refer to the name, which is compared with the topic's level only when their lengths agree
+(tests/test_access.py counts the steps and the bytes). The checks of :class:`AccessRules` take
+the names and call :meth:`~AccessRules.client` first. Errors:
+:class:`~topicmatch.InvalidRuleError` for a line Mosquitto would not load,
+:class:`~topicmatch.ConfigurationError` for an unknown version or a name of the wrong type, the
+mqtt dialect's :class:`~topicmatch.InvalidTopicError` / :class:`~topicmatch.InvalidPatternError`
+for a bad topic or filter asked about.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from ._dialects import make_dialect, plain
-from ._errors import ComplexityError, ConfigurationError, InvalidPatternError, InvalidRuleError
+from ._errors import ConfigurationError, InvalidRuleError
 from ._typevars import Text
-from ._words import Tokens, pattern_matches
 
-__all__ = ["AccessRules"]
+__all__ = ["VERSIONS", "AccessRules", "ClientRules"]
 
 _MQTT: Final = make_dialect("mqtt")
 READ: Final = 1
 WRITE: Final = 2
 _ACCESS: Final = {"read": READ, "write": WRITE, "readwrite": READ | WRITE, "deny": 0}
+#: The Mosquitto versions whose substitution of %c/%u this class follows (module docstring).
+VERSIONS: Final = ("2.0", "2.1")
+#: Mosquitto's limits on a filter (``mosquitto_sub_topic_check``): bytes, and '/' separators
+#: (``TOPIC_HIERARCHY_LIMIT``), so at most 201 levels.
+MAX_BYTES: Final = 65_535
+MAX_SLASHES: Final = 200
+#: What C's isspace() cuts (Mosquitto trims with it, in the C locale).
+_C_SPACE: Final = " \t\n\v\f\r"
+
+#: A name's place in a pattern rule's level: the client id or the username. NUL is refused in
+#: acl text, so no fragment of a rule's own text is one of these.
+_CLIENT: Final = "\x00c"
+_USER: Final = "\x00u"
+#: A rule's levels are tuples of fragments (the text of a level, or its pieces around the names).
+_PLUS: Final = ("+",)
+_HASH: Final = ("#",)
+
+Level = tuple[str, ...]
 
 
-@dataclass(frozen=True)
 class _Rule:
-    access: int  # READ, WRITE, both, or 0 for deny
-    text: str  # the filter as written (patterns: with %u/%c)
-    tokens: Tokens  # topic rules: the filter's tokens (patterns: unused, substituted per client)
-    uses_username: bool
+    """One ``topic`` or ``pattern`` line: its access (READ, WRITE, both, or 0 for deny) and its
+    levels; a pattern's levels hold _CLIENT/_USER fragments where the names go."""
+
+    __slots__ = ("access", "clients", "dollar", "hash_last", "levels", "text", "users", "uses_username")
+
+    def __init__(self, access: int, text: str, levels: tuple[Level, ...]) -> None:
+        self.access = access
+        self.text = text
+        self.levels = levels
+        self.clients = sum(level.count(_CLIENT) for level in levels)
+        self.users = sum(level.count(_USER) for level in levels)
+        # Mosquitto's ucount: a '%u' anywhere in the text keeps the rule from anonymous clients,
+        # in both versions (even where 2.1 leaves it as text).
+        self.uses_username = "%u" in text
+        self.hash_last = levels[-1] == _HASH
+        # Mosquitto's '$' rule compares the first characters of the rule and the topic: of the
+        # text as written (topic rules, and 2.1's patterns) or after substitution (2.0's).
+        self.dollar = text.startswith("$")
 
 
-_Entry = tuple[int, str, Tokens]  # (access, filter, its tokens) of one rule for one client
+class _Section:
+    """The rules of one user (or of the anonymous section), deny rules apart."""
+
+    __slots__ = ("denies", "grants")
+
+    def __init__(self) -> None:
+        self.denies: list[_Rule] = []
+        self.grants: list[_Rule] = []
+
+    def add(self, rule: _Rule) -> None:
+        (self.grants if rule.access else self.denies).append(rule)
 
 
 class AccessRules:
-    """Mosquitto-style access rules (module docstring), parsed from the text of an acl_file.
+    """Mosquitto-style access rules (module docstring), parsed once from the text of an acl_file.
 
     >>> rules = AccessRules('''
     ... user alice
@@ -85,165 +153,408 @@ class AccessRules:
     ... ''')
     >>> rules.may_publish("home/alice/lamp", username="alice", client_id="phone")
     True
-    >>> rules.may_receive("devices/phone/battery", username="bob", client_id="phone")
-    True
-    >>> rules.may_subscribe("devices/+/battery", username="bob", client_id="phone")
+    >>> phone = rules.client(username="bob", client_id="phone")   # the names checked once
+    >>> phone.may_receive("devices/phone/battery"), phone.may_subscribe("devices/+/battery")
+    (True, False)
+    >>> rules.may_subscribe("#", username=None, client_id="$share/x")   # a name is never a filter
     False
     """
 
-    def __init__(self, text: Text) -> None:
+    __slots__ = ("_patterns", "_sections", "version")
+
+    def __init__(self, text: Text, *, version: Text = "2.0") -> None:
         if not isinstance(text, str):
             raise ConfigurationError(
                 f"AccessRules takes the text of an acl_file (a str), not {type(text).__name__}; "
                 "AccessRules.from_file reads one"
             )
-        self._users: dict[str | None, list[_Rule]] = {}
-        self._patterns: list[_Rule] = []
+        if not isinstance(version, str) or version not in VERSIONS:
+            raise ConfigurationError(
+                f"unknown Mosquitto version {version!r}; choose one of {', '.join(VERSIONS)}"
+            )
+        self.version: str = version
+        self._sections: dict[str | None, _Section] = {}
+        self._patterns = _Section()
+        whole_levels = version == "2.1"
         user: str | None = None
-        for number, raw in enumerate(text.splitlines(), start=1):
-            line = raw.strip()
-            if not line or line.startswith("#"):
+        for number, raw in enumerate(plain(text).split("\n"), start=1):
+            line = raw.rstrip(_C_SPACE)
+            if "\x00" in line:
+                raise InvalidRuleError(number, raw, "a NUL character, which Mosquitto cannot read")
+            if not line or line[0] == "#":
                 continue
-            keyword, _, rest = line.partition(" ")
-            rest = rest.strip()
+            keyword, at = _word(line, 0)
             if keyword == "user":
-                if not rest:
+                name = line[at:].strip(_C_SPACE)
+                if not name:
                     raise InvalidRuleError(number, raw, "'user' needs a username")
-                user = rest
-                self._users.setdefault(user, [])
+                user = name
             elif keyword in ("topic", "pattern"):
-                access_word, _, filter_ = rest.partition(" ")
-                if access_word in _ACCESS:
-                    access, filter_ = _ACCESS[access_word], filter_.strip()
-                else:
-                    access, filter_ = READ | WRITE, rest
-                if not filter_:
+                access_word, at = _word(line, at)
+                if not access_word:
                     raise InvalidRuleError(number, raw, f"'{keyword}' needs a topic filter")
-                if keyword == "topic":
-                    self._users.setdefault(user, []).append(
-                        _Rule(access, filter_, _parse(number, raw, filter_), False)
-                    )
+                filter_ = line[at:].strip(_C_SPACE)
+                if not filter_:  # 'topic read': Mosquitto reads the one word as the filter
+                    access, filter_ = READ | WRITE, access_word
+                elif access_word in _ACCESS:
+                    access = _ACCESS[access_word]
                 else:
-                    # Validate with a sample substitution; each client gets its own at check time.
-                    _parse(number, raw, filter_.replace("%u", "u").replace("%c", "c"))
-                    self._patterns.append(_Rule(access, filter_, (), "%u" in filter_))
+                    raise InvalidRuleError(
+                        number, raw, f"invalid access type {access_word!r} (read, write, readwrite or deny)"
+                    )
+                reason = _filter_problem(filter_)
+                if reason is not None:
+                    raise InvalidRuleError(number, raw, reason)
+                if keyword == "topic":
+                    levels = tuple((level,) for level in filter_.split("/"))
+                    self._sections.setdefault(user, _Section()).add(_Rule(access, filter_, levels))
+                else:
+                    self._patterns.add(_Rule(access, filter_, _template(filter_, whole_levels)))
             else:
                 raise InvalidRuleError(number, raw, f"unknown keyword {keyword!r} (user, topic or pattern)")
-        # Mosquitto looks at the deny rules of each list first.
-        for rules in self._users.values():
-            rules.sort(key=lambda rule: rule.access != 0)
-        self._patterns.sort(key=lambda rule: rule.access != 0)
 
     @classmethod
-    def from_file(cls, path: str | Path) -> AccessRules:
-        """The rules of an acl_file (UTF-8)."""
+    def from_file(cls, path: str | Path, *, version: Text = "2.0") -> AccessRules:
+        """The rules of an acl_file. Bytes that are not UTF-8 are kept as they are (Mosquitto
+        reads bytes): a rule holding them matches no topic."""
         if not isinstance(path, (str, Path)):
             raise ConfigurationError(f"the path of an acl_file is a str or a Path, not {type(path).__name__}")
-        return cls(Path(path).read_text(encoding="utf-8"))
+        return cls(Path(path).read_bytes().decode("utf-8", "surrogateescape"), version=version)
 
     def __repr__(self) -> str:
-        count = sum(len(rules) for rules in self._users.values())
-        return f"<AccessRules topic rules={count} pattern rules={len(self._patterns)}>"
+        count = sum(len(s.denies) + len(s.grants) for s in self._sections.values())
+        patterns = len(self._patterns.denies) + len(self._patterns.grants)
+        return f"<AccessRules version={self.version} topic rules={count} pattern rules={patterns}>"
 
-    # -- the three questions ------------------------------------------------------------------
+    def client(self, *, username: Text | None, client_id: Text) -> ClientRules:
+        """The rules as they apply to one client, its names checked once: keep it for the
+        client's connection. Raises :class:`~topicmatch.ConfigurationError` for a username that
+        is not a str or None, or a client id that is not a str."""
+        return ClientRules(self, username, client_id)
+
+    # -- the three questions, for a client named at each call ----------------------------------
     def may_publish(self, topic: Text, *, username: Text | None, client_id: Text) -> bool:
         """Whether the client may publish to ``topic`` (``write`` access)."""
-        return self._decide(_MQTT.parse_topic(topic), WRITE, username, client_id)
+        return ClientRules(self, username, client_id).may_publish(topic)
 
     def may_receive(self, topic: Text, *, username: Text | None, client_id: Text) -> bool:
         """Whether a message on ``topic`` may be delivered to the client (``read`` access)."""
-        return self._decide(_MQTT.parse_topic(topic), READ, username, client_id)
+        return ClientRules(self, username, client_id).may_receive(topic)
 
     def may_subscribe(self, filter_: Text, *, username: Text | None, client_id: Text) -> bool:
-        """Whether the client may subscribe to ``filter_``: only if one rule granting ``read``
-        covers it and no ``deny`` rule that could apply overlaps it (module docstring).
-        ``$share/<group>/<filter>`` is judged by its filter. Raises
-        :class:`~topicmatch.InvalidPatternError` for an invalid filter."""
-        _MQTT.parse_pattern(filter_)  # its typed error first: an invalid filter, or not a str
-        text: str = plain(filter_)
-        if text.startswith("$share/"):
-            text = text.split("/", 2)[2]
-        for group in self._groups(username, client_id):
-            if group is None:
-                return False
-            for access, rule, _tokens in group:
-                if access == 0:
-                    if _MQTT.overlaps(rule, text):
-                        return False
-                elif access & READ and _covers(rule, text):
-                    return True
-        return False
+        """Whether the client may subscribe to ``filter_`` (:meth:`ClientRules.may_subscribe`)."""
+        return ClientRules(self, username, client_id).may_subscribe(filter_)
 
-    # -- the decision ------------------------------------------------------------------------
-    def _decide(
-        self, words: Sequence[str] | None, wanted: int, username: Text | None, client_id: Text
-    ) -> bool:
-        # The topic is parsed by the caller, the names checked by _groups: their typed errors come
-        # before anything would coerce them (docs/compiled.md).
-        assert words is not None  # MQTT has no topic that matches nothing
-        for group in self._groups(username, client_id):
-            if group is None:
-                return False
-            for access, _rule, tokens in group:
-                if pattern_matches(tokens, words, dollar_rule=True):
-                    if access == 0:
-                        return False
-                    if access & wanted:
-                        return True
-        return False
 
-    def _groups(self, username: Text | None, client_id: Text) -> list[list[_Entry] | None]:
-        """The client's two lists of (access, filter, tokens), deny rules first in each: its topic rules,
-        then the patterns with its names substituted; None in place of the patterns when a name
-        could widen them (Mosquitto then denies). Raises :class:`~topicmatch.ConfigurationError`
-        for a username that is not a str or None, or a client id that is not a str."""
+class ClientRules:
+    """The rules of :class:`AccessRules` for one client (:meth:`AccessRules.client`), its names
+    checked once; immutable, so any thread may ask."""
+
+    __slots__ = (
+        "_clients",
+        "_own",
+        "_patterns",
+        "_substituted",
+        "_users",
+        "_widens",
+        "client_id",
+        "username",
+    )
+
+    def __init__(self, rules: AccessRules, username: Text | None, client_id: Text) -> None:
         if not (username is None or isinstance(username, str)):
             raise ConfigurationError(f"username must be a str or None, not {type(username).__name__}")
         if not isinstance(client_id, str):
             raise ConfigurationError(f"client_id must be a str, not {type(client_id).__name__}")
-        own = [(rule.access, rule.text, rule.tokens) for rule in self._users.get(username, [])]
-        if not self._patterns:
-            return [own]
-        if (username is not None and ("+" in username or "#" in username)) or (
-            "+" in client_id or "#" in client_id
-        ):
-            return [own, None]
-        patterns: list[_Entry] = []
-        for rule in self._patterns:
-            if rule.uses_username and username is None:
-                continue
-            text = _substitute(rule.text, username or "", client_id)
-            try:
-                tokens = _MQTT.parse_pattern(text)
-            except InvalidPatternError:
-                continue  # a name that makes the filter invalid: the rule cannot match
-            patterns.append((rule.access, text, tokens))
-        return [own, patterns]
+        user: str | None = plain(username) if username else None  # "" is anonymous, as Mosquitto reads it
+        client: str = plain(client_id)
+        self.username = user
+        self.client_id = client
+        self._own: _Section | None = rules._sections.get(user)
+        self._patterns = rules._patterns
+        self._widens = _widens(client) or (user is not None and _widens(user))
+        whole_levels = rules.version == "2.1"
+        self._substituted = not whole_levels  # 2.0: the '$' rule looks at the substituted text
+        self._clients = _parts(client, whole_levels)
+        self._users = _parts(user, whole_levels) if user is not None else None
+
+    def __repr__(self) -> str:
+        return f"<ClientRules username={self.username!r} client_id={self.client_id!r}>"
+
+    def may_publish(self, topic: Text) -> bool:
+        """Whether the client may publish to ``topic`` (``write`` access). Raises the mqtt
+        dialect's :class:`~topicmatch.InvalidTopicError` for a topic it rejects."""
+        return self._decide(topic, WRITE)
+
+    def may_receive(self, topic: Text) -> bool:
+        """Whether a message on ``topic`` may be delivered to the client (``read`` access)."""
+        return self._decide(topic, READ)
+
+    def may_subscribe(self, filter_: Text) -> bool:
+        """Whether the client may subscribe to ``filter_``: only if one rule granting ``read``
+        covers it and no ``deny`` rule that applies overlaps it (module docstring).
+        ``$share/<group>/<filter>`` is judged by its filter. Raises
+        :class:`~topicmatch.InvalidPatternError` for a filter the mqtt dialect rejects."""
+        _MQTT.parse_pattern(filter_)  # its typed error first: an invalid filter, or not a str
+        text: str = plain(filter_)
+        if text.startswith("$share/"):
+            text = text.split("/", 2)[2]
+        if text.startswith("$share"):
+            return False  # every topic it matches starts with $share: no client reads those
+        words = text.split("/")
+        dollar = text.startswith("$")
+        own = self._own
+        if own is not None:
+            for rule in own.denies:
+                if rule.dollar == dollar and _overlaps(rule.levels, words):
+                    return False
+            for rule in own.grants:
+                if rule.access & READ and rule.dollar == dollar and _covers(rule.levels, words):
+                    return True
+        if self._widens:
+            return False
+        for rule in self._patterns.denies:
+            levels = self._levels(rule, len(words), words[-1] == "#")
+            if levels is not None and self._dollar(rule, levels) == dollar and _overlaps(levels, words):
+                return False
+        for rule in self._patterns.grants:
+            if rule.access & READ:
+                levels = self._levels(rule, len(words), False)
+                if levels is not None and self._dollar(rule, levels) == dollar and _covers(levels, words):
+                    return True
+        return False
+
+    # -- the decision ------------------------------------------------------------------------
+    def _decide(self, topic: Text, wanted: int) -> bool:
+        words = _MQTT.parse_topic(topic)
+        assert words is not None  # MQTT has no topic that matches nothing
+        text: str = plain(topic)
+        if text.startswith("$share"):
+            return False  # Mosquitto's own rule: no client reads or writes these
+        if wanted == WRITE and text.startswith("$SYS"):
+            # ... nor writes these, but the bridges' state topics, which the rules then decide.
+            if not (len(words) == 5 and words[0] == "$SYS" and words[1:3] == ["broker", "connection"]):
+                return False
+            if words[4] != "state":
+                return False
+        dollar = text.startswith("$")
+        own = self._own
+        if own is not None:
+            for rule in own.denies:
+                if rule.dollar == dollar and _matches(rule.levels, words):
+                    return False
+            for rule in own.grants:
+                if rule.access & wanted and rule.dollar == dollar and _matches(rule.levels, words):
+                    return True
+        patterns = self._patterns
+        if not (patterns.denies or patterns.grants) or self._widens:
+            return False
+        for rule in patterns.denies:
+            levels = self._levels(rule, len(words), False)
+            if levels is not None and self._dollar(rule, levels) == dollar and _matches(levels, words):
+                return False
+        for rule in patterns.grants:
+            if rule.access & wanted:
+                levels = self._levels(rule, len(words), False)
+                if levels is not None and self._dollar(rule, levels) == dollar and _matches(levels, words):
+                    return True
+        return False
+
+    def _dollar(self, rule: _Rule, levels: tuple[Level, ...]) -> bool:
+        """Whether the pattern's text starts with '$', for Mosquitto's '$' rule (_Rule.dollar)."""
+        if self._substituted and (rule.clients or rule.users):
+            return _dollar(levels)
+        return rule.dollar
+
+    def _levels(self, rule: _Rule, count: int, deep: bool) -> tuple[Level, ...] | None:
+        """The levels of a pattern rule with this client's names in place, or None where the
+        rule cannot match anything of ``count`` levels (more if ``deep``: a filter ending in
+        '#'). Counts first, from the number of '/' in each name: O(1) for a rule that cannot
+        match, O(its levels) for one that can (each a tuple of the rule's own fragments and
+        the names' parts, never a new string)."""
+        if rule.uses_username and self.username is None:
+            return None  # Mosquitto skips a rule with %u for an anonymous client
+        clients, users = self._clients, self._users
+        if (rule.clients and clients is None) or (rule.users and users is None):
+            return None  # 2.1: an empty name, or one with '/', matches no level
+        size = len(rule.levels)
+        if rule.clients:
+            assert clients is not None
+            size += rule.clients * (len(clients) - 1)
+        if rule.users:
+            assert users is not None
+            size += rule.users * (len(users) - 1)
+        if deep:  # a filter ending in '#': its topics have count - 1 levels or more
+            if not rule.hash_last and size < count - 1:
+                return None
+        elif size - 1 > count if rule.hash_last else size != count:
+            return None
+        if not (rule.clients or rule.users):
+            return rule.levels
+        out: list[Level] = []
+        for level in rule.levels:
+            current: list[str] = []
+            for fragment in level:
+                if fragment in (_CLIENT, _USER):
+                    parts = clients if fragment == _CLIENT else users
+                    assert parts is not None
+                    current.append(parts[0])
+                    for part in parts[1:]:
+                        out.append(tuple(current))
+                        current = [part]
+                else:
+                    current.append(fragment)
+            out.append(tuple(current))
+        if len(out) == 1 and not any(out[0]):
+            return None  # an empty rule: Mosquitto's matcher refuses it
+        return tuple(out)
 
 
-def _parse(number: int, raw: str, filter_: str) -> Tokens:
-    try:
-        return _MQTT.parse_pattern(filter_)
-    except InvalidPatternError as error:
-        raise InvalidRuleError(number, raw, error.reason) from None
+# -- parsing ---------------------------------------------------------------------------------
+def _word(line: str, at: int) -> tuple[str, int]:
+    """C's strtok_r(..., " ") from ``at``: the next word between spaces ('' at the end), and
+    where the rest begins (past the one space that ended it)."""
+    n = len(line)
+    while at < n and line[at] == " ":
+        at += 1
+    end = line.find(" ", at)
+    if end < 0:
+        return line[at:], n
+    return line[at:end], end + 1
 
 
-def _substitute(text: str, username: str, client_id: str) -> str:
-    """``%u`` and ``%c`` replaced, left to right, as Mosquitto does (other ``%`` kept)."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        if text[i] == "%" and i + 1 < n and text[i + 1] in "uc":
-            out.append(username if text[i + 1] == "u" else client_id)
-            i += 2
-        else:
-            out.append(text[i])
-            i += 1
-    return "".join(out)
+def _filter_problem(filter_: str) -> str | None:
+    """Why Mosquitto's mosquitto_sub_topic_check refuses a filter, or None: '+' and '#' whole
+    levels, '#' last, at most MAX_BYTES bytes of UTF-8 and MAX_SLASHES '/'."""
+    levels = filter_.split("/")
+    for i, level in enumerate(levels):
+        if ("+" in level and level != "+") or ("#" in level and level != "#"):
+            return f"invalid topic filter {filter_!r}: wildcards must occupy a whole level"
+        if level == "#" and i != len(levels) - 1:
+            return f"invalid topic filter {filter_!r}: '#' must be the last level"
+    if len(levels) - 1 > MAX_SLASHES:
+        return f"invalid topic filter: {len(levels)} levels, Mosquitto takes at most {MAX_SLASHES + 1}"
+    if len(filter_) > MAX_BYTES // 4 and len(filter_.encode("utf-8", "surrogateescape")) > MAX_BYTES:
+        return f"invalid topic filter: over {MAX_BYTES:,} bytes"
+    return None
 
 
-def _covers(rule: str, filter_: str) -> bool:
-    try:
-        return _MQTT.covers(rule, filter_)
-    except ComplexityError:
-        return False  # too hostile to decide: it grants nothing
+def _template(filter_: str, whole_levels: bool) -> tuple[Level, ...]:
+    """A pattern's levels, each split into its text and the names' places (_CLIENT, _USER):
+    every %c and %u read left to right as Mosquitto 2.0 substitutes them, or (``whole_levels``,
+    2.1) only a level that is exactly %c or %u."""
+    out: list[Level] = []
+    for level in filter_.split("/"):
+        if whole_levels:
+            out.append((_CLIENT,) if level == "%c" else (_USER,) if level == "%u" else (level,))
+            continue
+        fragments: list[str] = []
+        text: list[str] = []
+        i, n = 0, len(level)
+        while i < n:
+            if level[i] == "%" and i + 1 < n and level[i + 1] in "cu":
+                fragments.append("".join(text))
+                fragments.append(_CLIENT if level[i + 1] == "c" else _USER)
+                text = []
+                i += 2
+            else:
+                text.append(level[i])
+                i += 1
+        fragments.append("".join(text))
+        out.append(tuple(f for f in fragments if f) or ("",))
+    return tuple(out)
+
+
+# -- a client's names ------------------------------------------------------------------------
+def _widens(name: str) -> bool:
+    """Whether a name must not enter a pattern: '+' or '#' (Mosquitto's rule), or what no MQTT
+    client can send (a NUL, over MAX_BYTES bytes). C-level scans, O(len(name))."""
+    return (
+        "+" in name
+        or "#" in name
+        or "\x00" in name
+        or (len(name) > MAX_BYTES // 4 and len(name.encode("utf-8", "surrogateescape")) > MAX_BYTES)
+    )
+
+
+def _parts(name: str, whole_levels: bool) -> list[str] | None:
+    """What a name puts in a pattern's levels: its parts between '/' (2.0), or the name as one
+    level (2.1, where an empty name or one with '/' matches nothing: None). A name of more than
+    MAX_SLASHES '/' makes any rule holding it deeper than any topic: None too."""
+    if whole_levels:
+        return [name] if name and "/" not in name else None
+    if name.count("/") > MAX_SLASHES:
+        return None
+    return name.split("/")
+
+
+# -- matching levels -------------------------------------------------------------------------
+def _is(level: Level, word: str) -> bool:
+    """Whether a rule's level (its fragments) spells ``word``: lengths first, so a long name
+    against a short word is one comparison."""
+    if len(level) == 1:
+        return level[0] == word
+    size = 0
+    for fragment in level:
+        size += len(fragment)
+    if size != len(word):
+        return False
+    at = 0
+    for fragment in level:
+        if not word.startswith(fragment, at):
+            return False
+        at += len(fragment)
+    return True
+
+
+def _dollar(levels: tuple[Level, ...]) -> bool:
+    """Whether the rule's text starts with '$' (Mosquitto's rule: such a rule matches only '$'
+    topics, and a '$' topic only such rules)."""
+    for fragment in levels[0]:
+        if fragment:
+            return fragment[0] == "$"
+    return False  # the first level is empty: the text starts with '/'
+
+
+def _matches(levels: tuple[Level, ...], words: list[str]) -> bool:
+    """Whether the rule matches the topic ``words`` (MQTT's wildcards; '#' also matches the
+    parent level). O(levels)."""
+    n = len(words)
+    for i, level in enumerate(levels):
+        if level == _HASH:
+            return True
+        if i >= n:
+            return False
+        if level != _PLUS and not _is(level, words[i]):
+            return False
+    return len(levels) == n
+
+
+def _covers(levels: tuple[Level, ...], words: list[str]) -> bool:
+    """Whether the rule matches every topic the filter ``words`` matches. O(levels)."""
+    n = len(words)
+    for i, level in enumerate(levels):
+        if level == _HASH:
+            return True
+        if i >= n or words[i] == "#":
+            return False
+        if level == _PLUS:
+            continue
+        if words[i] == "+" or not _is(level, words[i]):
+            return False
+    return len(levels) == n
+
+
+def _overlaps(levels: tuple[Level, ...], words: list[str]) -> bool:
+    """Whether some topic is matched by both the rule and the filter ``words``. O(levels)."""
+    n = len(words)
+    for i in range(max(len(levels), n)):
+        level = levels[i] if i < len(levels) else None
+        word = words[i] if i < n else None
+        if level == _HASH or word == "#":
+            return True
+        if level is None or word is None:
+            return False
+        if level != _PLUS and word != "+" and not _is(level, word):
+            return False
+    return True

@@ -135,7 +135,7 @@ def test_a_wildcard_cannot_escape_the_rules(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("text", "line"),
-    [("topic read a/#/b\n", 1), ("\nuser\n", 2), ("user a\nfoo read a\n", 2), ("topic read\n", 1)],
+    [("topic read a/#/b\n", 1), ("\nuser\n", 2), ("user a\nfoo read a\n", 2), ("topic\n", 1)],
 )
 def test_lines_mosquitto_would_not_load_are_typed_errors(text: str, line: int) -> None:
     with pytest.raises(InvalidRuleError) as info:
