@@ -162,7 +162,7 @@ def _cases(algorithm: str) -> Iterator[Case]:
 
     yield "Matcher(algorithm)", None, Matcher, (V,), space
     yield "Matcher(dialect)", None, Matcher, (algorithm, V), space
-    for option in ("pedantic", "max_bytes", "max_words", "cache_size", "cache_bytes"):
+    for option in ("pedantic", "max_bytes", "max_words", "max_hashes", "cache_size", "cache_bytes"):
         yield f"Matcher({option}=)", None, Matcher, (algorithm,), {**space, option: V}
     yield "Matcher(topics=)", None, Matcher, (algorithm,), {"topics": V}
     for name, reader in (("Matcher", matcher), ("MatcherSnapshot", snapshot)):
@@ -203,6 +203,7 @@ def _cases(algorithm: str) -> Iterator[Case]:
             yield f"make_dialect({dialect}, {option}=)", None, make_dialect, (dialect,), {option: V}
             yield f"TopicIndex({dialect}, {option}=)", None, TopicIndex, (dialect,), {option: V}
         yield f"TopicIndex({dialect}) dialect", None, TopicIndex, (V,), {}
+        yield f"make_dialect({dialect}, max_hashes=)", None, make_dialect, (dialect,), {"max_hashes": V}
 
         def dialect_of(name: str = dialect) -> Dialect:
             return make_dialect(name)

@@ -203,7 +203,7 @@ def test_limits_are_configurable_and_explicit() -> None:
         m.subscribe("a.b.c.d", 1)
     with pytest.raises(InvalidTopicError, match="the limit is 3"):
         m.lookup("a.b.c.d")
-    assert dict(Matcher(dialect="mqtt").limits) == {"max_bytes": 65_535, "max_words": 1_024}
+    assert dict(Matcher(dialect="mqtt").limits) == {"max_bytes": 65_535, "max_words": 201}  # Mosquitto's
 
 
 @pytest.mark.parametrize(
@@ -313,3 +313,21 @@ def test_the_matchers_batch_walk_walks_as_lookup_does() -> None:
         assert walk.subscribers(state) == m.lookup(topic), topic
     m.subscribe("q", 4)
     assert m.batch_walk() is not walk  # a write ends the version it described
+
+
+def test_max_hashes_follows_rabbitmq_4_3_5() -> None:
+    """RabbitMQ 4.3.5 and later refuse a binding key of more than two '#' words (406); earlier
+    releases (Debian's 3.10 and 4.0) take any number, as the dialect does by default."""
+    assert make_dialect("amqp").parse_pattern("#.a.#.b.#")
+    strict = make_dialect("amqp", max_hashes=2)
+    assert strict.parse_pattern("#.a.#") == make_dialect("amqp").parse_pattern("#.a.#")
+    assert strict.parse_pattern("a#b.##.c")  # '#' is a wildcard only as a whole word
+    with pytest.raises(InvalidPatternError, match="3 '#' words; the limit is 2"):
+        strict.parse_pattern("#.*.#.*.#")
+    m = Matcher(dialect="amqp", max_hashes=2)
+    with pytest.raises(InvalidPatternError):
+        m.subscribe("a.#.b.#.c.#", "x")
+    assert len(m) == 0
+    for name, hashes in (("mqtt", 2), ("amqp", 0)):
+        with pytest.raises(ConfigurationError):
+            make_dialect(name, max_hashes=hashes)

@@ -9,20 +9,24 @@ check it against those brokers):
     Separator ``.``. The empty key has zero words; otherwise empty words are real words
     (``a..b`` has three). ``*`` is exactly one word, ``#`` zero or more, and only as a whole word;
     in a published key they are literal words. Nothing is rejected but keys over 255 bytes of
-    UTF-8 (a shortstr). No ``$`` rule.
+    UTF-8 (a shortstr), and, with ``max_hashes=2``, binding keys of more than two ``#`` words,
+    which RabbitMQ 4.3.5 and later refuse (406 PRECONDITION_FAILED; earlier releases, Debian's
+    3.10 and 4.0 among them, take any number: the default). No ``$`` rule.
 ``mqtt`` (Mosquitto)
     Separator ``/``. A filter is non-empty, ``+`` is a whole level, ``#`` the whole last level. A
     topic name is non-empty without ``+`` or ``#``. A topic whose first level starts with ``$`` is
     not matched by a filter starting with a wildcard. ``$share/<group>/<filter>`` matches as
     ``<filter>``. Strings must be valid MQTT UTF-8 (no U+0000, no control characters, no
-    non-characters), at most 65,535 bytes.
+    non-characters), at most 65,535 bytes and 201 levels (Mosquitto refuses more than 200 ``/``
+    in a topic or a filter, a shared filter's ``$share/<group>/`` counted).
 ``nats`` (nats-server)
     Separator ``.``. A subscription is non-empty with no empty token; ``*`` is one token, ``>``
     one or more and only last. A published subject is non-empty; by default a subject with an
     empty token matches nothing and wildcard tokens are literal, while ``pedantic=True`` rejects
     both, as the server does in pedantic mode. Whitespace cannot be carried by the protocol.
 
-Limits are explicit: ``max_bytes`` (UTF-8 bytes of a pattern or topic) and ``max_words``.
+Limits are explicit: ``max_bytes`` (UTF-8 bytes of a pattern or topic), ``max_words`` and
+(amqp) ``max_hashes``.
 """
 
 from __future__ import annotations
@@ -39,12 +43,13 @@ from ._words import HASH, STAR, Token, Tokens, canonical, pattern_matches
 __all__ = ["DIALECTS", "AmqpDialect", "Dialect", "MqttDialect", "NatsDialect", "make_dialect"]
 
 #: Default limits per dialect: (max UTF-8 bytes, max words). AMQP's 255 bytes come from the
-#: protocol (a shortstr) and imply at most 256 words. MQTT allows 65,535 bytes. NATS has no
+#: protocol (a shortstr) and imply at most 256 words. MQTT allows 65,535 bytes, and Mosquitto
+#: 200 '/' (its TOPIC_HIERARCHY_LIMIT, in every 2.x), so 201 levels. NATS has no
 #: subject limit of its own; 4,096 bytes is its default max_control_line, which bounds a subject.
 #: The word limits bound the cost of one match (linear in the number of words).
 DEFAULT_LIMITS: Final[dict[str, tuple[int, int]]] = {
     "amqp": (255, 256),
-    "mqtt": (65_535, 1_024),
+    "mqtt": (65_535, 201),
     "nats": (4_096, 1_024),
 }
 
@@ -83,7 +88,7 @@ class Dialect:
     build too: docs/compiled.md).
     """
 
-    __slots__ = ("_ascii_safe_len", "max_bytes", "max_words", "pedantic")
+    __slots__ = ("_ascii_safe_len", "max_bytes", "max_hashes", "max_words", "pedantic")
 
     #: The dialect's name, as :func:`make_dialect` takes it.
     name: ClassVar[str]
@@ -98,11 +103,15 @@ class Dialect:
 
     max_bytes: int
     max_words: int
+    max_hashes: int | None
     pedantic: bool
 
-    def __init__(self, max_bytes: int, max_words: int, pedantic: bool = False) -> None:
+    def __init__(
+        self, max_bytes: int, max_words: int, pedantic: bool = False, max_hashes: int | None = None
+    ) -> None:
         self.max_bytes = max_bytes
         self.max_words = max_words
+        self.max_hashes = max_hashes
         self.pedantic = pedantic
         # A string of at most max_bytes // 4 characters cannot exceed max_bytes in UTF-8 (4 bytes
         # per character at most), so short strings skip the encode.
@@ -110,6 +119,7 @@ class Dialect:
 
     def __repr__(self) -> str:
         extra = ", pedantic=True" if self.pedantic else ""
+        extra += "" if self.max_hashes is None else f", max_hashes={self.max_hashes}"
         return f"Dialect({self.name!r}, max_bytes={self.max_bytes}, max_words={self.max_words}{extra})"
 
     # -- checks shared by patterns and topics ---------------------------------------------
@@ -278,6 +288,14 @@ class AmqpDialect(Dialect):
     def _tokens(self, pattern: str) -> Tokens:
         words = pattern.split(".") if pattern else []
         self._check_words(pattern, len(words), InvalidPatternError)
+        if self.max_hashes is not None and "#" in pattern:
+            hashes = words.count("#")
+            if hashes > self.max_hashes:
+                raise InvalidPatternError(
+                    "amqp",
+                    pattern,
+                    f"has {hashes} '#' words; the limit is {self.max_hashes} (RabbitMQ 4.3.5 and later: 2)",
+                )
         if "#" not in pattern:
             # Without '#' every run of wildcards is already canonical: skip the rewrite.
             return tuple([STAR if w == "*" else w for w in words]) if "*" in pattern else tuple(words)
@@ -323,6 +341,7 @@ class MqttDialect(Dialect):
         if not pattern:
             raise bad("mqtt", pattern, "a topic filter must not be empty")
         levels = pattern.split("/")
+        self._check_words(pattern, len(levels), bad)  # Mosquitto counts the $share prefix too
         if levels[0] == "$share":
             # $share/<group>/<filter>: the group is one non-empty level without wildcards.
             if len(levels) < 3:
@@ -335,7 +354,6 @@ class MqttDialect(Dialect):
                 raise bad("mqtt", pattern, "the filter of a shared subscription must not be empty")
             if levels[0].startswith("$"):
                 levels[0] = _NO_TOPIC_HAS_THIS_LEVEL
-        self._check_words(pattern, len(levels), bad)
         tokens: list[Token] = []
         last = len(levels) - 1
         for i, level in enumerate(levels):
@@ -463,8 +481,12 @@ def make_dialect(
     max_bytes: Count | None = None,
     max_words: Count | None = None,
     pedantic: Flag = False,
+    max_hashes: Count | None = None,
 ) -> Dialect:
     """Build a :class:`Dialect` by name, with the default limits unless overridden.
+    ``max_hashes`` (amqp only): the most ``#`` words a pattern may hold; None (the default) for
+    no limit, 2 for RabbitMQ 4.3.5 and later (docs/conformance.md lists what differs between
+    the brokers' versions).
 
     >>> make_dialect("mqtt").parse_pattern("sensors/+/temp")
     ('sensors', <*>, 'temp')
@@ -477,10 +499,17 @@ def make_dialect(
         raise ConfigurationError(f"pedantic must be True or False, not {strict!r}")
     if strict and name != "nats":
         raise ConfigurationError("pedantic applies to the nats dialect only")
+    hashes: object = max_hashes
+    if hashes is not None:
+        if name != "amqp":
+            raise ConfigurationError("max_hashes applies to the amqp dialect only")
+        if not isinstance(hashes, int) or isinstance(hashes, bool) or hashes < 1:
+            raise ConfigurationError(f"max_hashes must be a positive int or None, not {hashes!r}")
     return _CLASSES[name](
         _positive(max_bytes, default_bytes, "max_bytes"),
         _positive(max_words, default_words, "max_words"),
         strict,
+        hashes if isinstance(hashes, int) else None,
     )
 
 

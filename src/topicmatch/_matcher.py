@@ -239,7 +239,9 @@ class Matcher(_Reader[S]):
     front and a memo of unions behind, see docs/implementation.md); ``dialect`` one of
     ``"amqp"`` (default), ``"mqtt"``, ``"nats"``. ``pedantic`` (nats only) rejects published
     subjects the server rejects in pedantic mode. ``max_bytes`` and ``max_words`` override the
-    dialect's limits on patterns and topics. ``cache_size`` sets the result cache's entries (0
+    dialect's limits on patterns and topics; ``max_hashes`` (amqp only) refuses patterns of
+    more ``#`` words, as RabbitMQ 4.3.5 and later do with 2 (:func:`~topicmatch.make_dialect`).
+    ``cache_size`` sets the result cache's entries (0
     turns it off; by default on only for ``"default"``, with :data:`DEFAULT_CACHE_SIZE`).
     ``cache_bytes`` bounds everything the default keeps of what it learns from lookups
     (:data:`DEFAULT_CACHE_BYTES`: a third each for the result cache, the memo of unions and the
@@ -266,6 +268,7 @@ class Matcher(_Reader[S]):
         pedantic: Flag = False,
         max_bytes: Count | None = None,
         max_words: Count | None = None,
+        max_hashes: Count | None = None,
         cache_size: Count | None = None,
         cache_bytes: Count | None = None,
         topics: Iterable[Text] | None = None,
@@ -275,7 +278,9 @@ class Matcher(_Reader[S]):
             raise ConfigurationError(
                 f"unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}"
             )
-        self._dialect = make_dialect(dialect, max_bytes=max_bytes, max_words=max_words, pedantic=pedantic)
+        self._dialect = make_dialect(
+            dialect, max_bytes=max_bytes, max_words=max_words, pedantic=pedantic, max_hashes=max_hashes
+        )
         self._parse_topic = self._dialect.topic_parser()
         self.algorithm = algorithm
         dollar = self._dialect.dollar_rule
