@@ -42,10 +42,11 @@ check: venv  ## lint (ruff), format check and strict typing (mypy)
 	$(VENV)/bin/ruff format --check src latency/src tests benchmarks setup.py conftest.py
 	$(VENV)/bin/mypy
 
+# Both runs happen even when the first fails; the last two lines say how each build did
+# (`make test: compiled build: passed`, `make test: pure build: FAILED (exit 1)`).
 test: venv brokers check  ## the whole suite on the compiled core, then the library's tests on the pure one
 	@$(PY) -c 'import sys, topicmatch; sys.exit(topicmatch.BUILD != "compiled" and 		"the compiled core does not run here (not compiled, or TOPICMATCH_PURE set): make test needs gcc and the Python headers (docs/compiled.md)")'
-	$(PY) -m pytest
-	TOPICMATCH_PURE=1 $(PY) -m pytest $(PURE_TESTS)
+	@bash scripts/test-builds.sh $(PY) $(PURE_TESTS)
 
 test-fast: venv  ## the library alone, in about 2 minutes: no brokers, Spark, latency runs or slow smoke tests
 	$(PY) -m pytest -m "not brokers and not spark and not cluster and not latency and not slow"
