@@ -481,11 +481,20 @@ def _parts(name: str, whole_levels: bool) -> list[str] | None:
     """What a name puts in a pattern's levels: its parts between '/' (2.0), or the name as one
     level (2.1, where an empty name or one with '/' matches nothing: None). A name of more than
     MAX_SLASHES '/' makes any rule holding it deeper than any topic: None too."""
+    if "/" not in name:  # the usual name: one C-level scan
+        return [name] if name or not whole_levels else None
     if whole_levels:
-        return [name] if name and "/" not in name else None
-    if name.count("/") > MAX_SLASHES:
         return None
-    return name.split("/")
+    parts: list[str] = []
+    start = 0
+    while len(parts) <= MAX_SLASHES:  # str.find scans with memchr, str.split and count do not
+        end = name.find("/", start)
+        if end < 0:
+            parts.append(name[start:])
+            return parts
+        parts.append(name[start:end])
+        start = end + 1
+    return None
 
 
 # -- matching levels -------------------------------------------------------------------------
