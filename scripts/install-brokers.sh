@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the real message brokers used by the conformance tests
-# (and Java 17, which Spark needs)
+# (and the Java that Spark needs: 17 on Debian 12, 21 on Debian 13)
 # (tests/brokers) and the latency harness (topicmatch bench latency/commitlog):
 # RabbitMQ, Mosquitto, nats-server, Redis and ActiveMQ from Debian's packages.
 #
@@ -11,31 +11,75 @@
 # action), and any system instance that got started anyway is stopped by PID.
 #
 # Idempotent and fast: when all the packages are installed it does nothing.
-# Must run as root (or with sudo) on Debian 12. apt's output goes to a log file
+# Must run as root (or with sudo) on Debian 12 or 13. apt's output goes to a log file
 # (LOG, default out/install-brokers.log); the script prints one line, or on
 # failure the log's last lines.
 set -euo pipefail
 
-# The brokers, and Java 17 for Spark (and ActiveMQ).
-PACKAGES=(rabbitmq-server mosquitto nats-server redis-server activemq openjdk-17-jre-headless)
+# The brokers, and a Java for Spark (and ActiveMQ): Debian 12 ships OpenJDK 17,
+# Debian 13 OpenJDK 21 (no 17); Spark 4 runs on both. The first of JAVA_CANDIDATES
+# already installed is kept, else the first this release's packages hold.
+BROKERS=(rabbitmq-server mosquitto nats-server redis-server activemq)
+JAVA_CANDIDATES=(openjdk-17-jre-headless openjdk-21-jre-headless)
 LOG="${LOG:-out/install-brokers.log}"
 # Users the Debian packages run their services as; used to find a system
 # instance that was started despite policy-rc.d.
 SERVICE_USERS=(rabbitmq mosquitto nats redis activemq)
+# --plan: print the packages this script would install and stop (no root, no
+# apt-get update: it asks apt's current lists; tests/test_install_brokers.py).
+PLAN=0
+if [ "${1:-}" = "--plan" ]; then
+    PLAN=1
+fi
 
 is_installed() {
     dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'
 }
 
+installed_java() {
+    local pkg
+    for pkg in "${JAVA_CANDIDATES[@]}"; do
+        if is_installed "$pkg"; then
+            echo "$pkg"
+            return 0
+        fi
+    done
+    return 1
+}
+
+available_java() {
+    local pkg
+    for pkg in "${JAVA_CANDIDATES[@]}"; do
+        if apt-cache policy "$pkg" 2>/dev/null | grep -q '^ *Candidate: [^(]'; then
+            echo "$pkg"
+            return 0
+        fi
+    done
+    return 1
+}
+
 missing=()
-for pkg in "${PACKAGES[@]}"; do
+for pkg in "${BROKERS[@]}"; do
     if ! is_installed "$pkg"; then
         missing+=("$pkg")
     fi
 done
+java="$(installed_java || true)"
 
-if [ "${#missing[@]}" -eq 0 ]; then
-    echo "install-brokers: ${PACKAGES[*]} already installed"
+if [ "$PLAN" -eq 1 ]; then
+    if [ -z "$java" ]; then
+        java="$(available_java)" || {
+            echo "install-brokers: none of ${JAVA_CANDIDATES[*]} is in this release's packages" >&2
+            exit 1
+        }
+        missing+=("$java")
+    fi
+    echo "${missing[*]}"
+    exit 0
+fi
+
+if [ "${#missing[@]}" -eq 0 ] && [ -n "$java" ]; then
+    echo "install-brokers: ${BROKERS[*]} $java already installed"
     exit 0
 fi
 
@@ -85,9 +129,21 @@ chmod 755 "$POLICY"
 
 export DEBIAN_FRONTEND=noninteractive
 mkdir -p "$(dirname "$LOG")"
-if ! { apt-get update && apt-get install -y --no-install-recommends \
+if ! apt-get update >"$LOG" 2>&1; then
+    echo "install-brokers: apt-get update failed; the end of $LOG:" >&2
+    tail -n 20 "$LOG" >&2
+    exit 1
+fi
+if [ -z "$java" ]; then
+    java="$(available_java)" || {
+        echo "install-brokers: none of ${JAVA_CANDIDATES[*]} is in this release's packages; install a Java 17 or 21 runtime and run it again" >&2
+        exit 1
+    }
+    missing+=("$java")
+fi
+if ! apt-get install -y --no-install-recommends \
     -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
-    "${PACKAGES[@]}"; } >"$LOG" 2>&1; then
+    "${missing[@]}" >>"$LOG" 2>&1; then
     echo "install-brokers: apt-get failed; the end of $LOG:" >&2
     tail -n 20 "$LOG" >&2
     exit 1
@@ -116,7 +172,7 @@ if [ -n "$new_pids" ]; then
     done
 fi
 
-for pkg in "${PACKAGES[@]}"; do
+for pkg in "${missing[@]}"; do
     if ! is_installed "$pkg"; then
         echo "install-brokers: $pkg failed to install" >&2
         exit 1
