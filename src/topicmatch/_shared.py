@@ -14,8 +14,13 @@ whole lookup with :meth:`SharedGroups.deliver`.
 The policies, fixed per instance:
 
 ``round_robin`` (default)
-    members in turn, in the order they joined; a member that leaves gives its turn to the next.
-    Mosquitto does the same (tests/brokers/test_shared_mosquitto.py).
+    Mosquitto's order (its ``src/subs.c``, 2.0): the members stand in a queue; each message
+    goes to the member at its head, which then moves to its tail. A member that joins goes to
+    the tail, so it waits for everyone already there (not its place in the order of joining);
+    one that leaves drops out and the others keep their order; one that leaves and joins again
+    goes to the tail; one that joins twice keeps its place. A group that empties is forgotten,
+    and one created again starts a new queue. tests/brokers/test_shared_mosquitto.py compares
+    it with a real Mosquitto over generated join, leave and rejoin sequences between messages.
 ``random``
     uniformly at random, from ``random.Random(seed)``.
 ``hash``
@@ -24,8 +29,10 @@ The policies, fixed per instance:
 
 Cost: :meth:`~SharedGroups.join` O(members of the group) (a member joins at most once),
 :meth:`~SharedGroups.leave` O(members of the group), :meth:`~SharedGroups.choose` O(1) (plus
-the topic's length for ``hash``). Not thread-safe: a broker calls it from its one event loop, or
-holds its own lock around it.
+the topic's length for ``hash``). Memory: one list per group with a member, one entry per
+member, and one index per round-robin group whose next member is not the first of its list;
+a group that empties leaves nothing. Not thread-safe: a broker calls it from its one event
+loop, or holds its own lock around it.
 """
 
 from __future__ import annotations
@@ -95,8 +102,11 @@ class SharedGroups(Generic[C]):
             raise ConfigurationError(f"unknown share policy {policy!r}; choose one of {', '.join(POLICIES)}")
         _check_seed(seed)
         self.policy = policy
+        # Each group's members, a circular queue that starts at _next[group] (0 if absent, and
+        # never kept as 0): the member there is chosen next, the one before it was chosen last.
+        # Only round_robin moves it, so for the other policies a list is in the order of joining.
         self._members: dict[ShareGroup, list[C]] = {}
-        self._next: dict[ShareGroup, int] = {}  # round_robin: the index of the next member
+        self._next: dict[ShareGroup, int] = {}
         self._random = random.Random(seed)
 
     def __len__(self) -> int:
@@ -105,24 +115,42 @@ class SharedGroups(Generic[C]):
 
     def join(self, shared_filter: Text, member: C) -> ShareGroup:
         """Add ``member`` to the group of ``shared_filter`` (``$share/<name>/<filter>``) and
-        return the group's key, to subscribe in the matcher under ``shared_filter``. Joining
-        twice changes nothing. Raises :class:`~topicmatch.InvalidPatternError` (see
-        :meth:`ShareGroup.of`)."""
+        return the group's key, to subscribe in the matcher under ``shared_filter``. The new
+        member's turn comes after every member already there (round-robin: the tail of the
+        queue, as Mosquitto). Joining twice changes nothing, not even the member's place.
+        O(members). Raises :class:`~topicmatch.InvalidPatternError` (see
+        :meth:`ShareGroup.of`).
+
+        >>> groups = SharedGroups[str]()
+        >>> key = groups.join("$share/g/jobs", "a")
+        >>> key = groups.join("$share/g/jobs", "b")
+        >>> groups.choose(key, "jobs")
+        'a'
+        >>> key = groups.join("$share/g/jobs", "c")  # after b, and after a, who just had its turn
+        >>> [groups.choose(key, "jobs") for _ in range(4)]
+        ['b', 'a', 'c', 'b']
+        """
         key = ShareGroup.of(shared_filter)
         members = self._members.setdefault(key, [])
         if member not in members:
-            members.append(member)
+            turn = self._next.get(key, 0)
+            if turn:
+                members.insert(turn, member)  # just before the next member: the queue's tail
+                self._next[key] = turn + 1
+            else:
+                members.append(member)
         return key
 
     def leave(self, shared_filter: Text, member: C) -> bool:
-        """Remove ``member`` from the group; True if the group is now empty (the caller then
-        unsubscribes the key from its matcher)."""
+        """Remove ``member`` from the group, the others keeping their order and turns; True if
+        the group is now empty (the caller then unsubscribes the key from its matcher), and then
+        nothing of the group is kept. O(members)."""
         key = ShareGroup.of(shared_filter)
         members = self._members.get(key)
         if members is None or member not in members:
             return key not in self._members
         index = members.index(member)
-        turn = self._next.get(key, 0) % len(members)
+        turn = self._next.get(key, 0)
         del members[index]
         if not members:
             del self._members[key]
@@ -130,13 +158,23 @@ class SharedGroups(Generic[C]):
             return True
         if index < turn:
             turn -= 1  # the members after it moved down one place
-        self._next[key] = turn % len(members)
+        self._turn(key, turn % len(members))
         return False
 
+    def _turn(self, key: ShareGroup, turn: int) -> None:
+        """Set the index of the group's next member; none is kept for 0, the list's start."""
+        if turn:
+            self._next[key] = turn
+        else:
+            self._next.pop(key, None)
+
     def members(self, key: Key) -> list[C]:
-        """The members of a group, in the order they joined (empty for an unknown group)."""
+        """The members of a group in the order of their turns: round-robin's next member first;
+        for the other policies, the order they joined. Empty for an unknown group. O(members)."""
         _check_key(key)
-        return list(self._members.get(key, ()))
+        members = self._members.get(key, [])
+        turn = self._next.get(key, 0)
+        return members[turn:] + members[:turn]
 
     def choose(self, key: Key, topic: Text) -> C | None:
         """The member of group ``key`` that receives a message on ``topic``, by the policy;
@@ -149,8 +187,8 @@ class SharedGroups(Generic[C]):
         if not members:
             return None
         if self.policy == "round_robin":
-            turn = self._next.get(key, 0) % len(members)
-            self._next[key] = (turn + 1) % len(members)
+            turn = self._next.get(key, 0)
+            self._turn(key, (turn + 1) % len(members))
             return members[turn]
         if self.policy == "random":
             return self._random.choice(members)

@@ -1,13 +1,20 @@
 """SharedGroups against a real Mosquitto 2.0: each message reaches exactly one member of each
-``$share`` group, and round-robin picks the members in the order Mosquitto does."""
+``$share`` group, and round-robin picks the members in the order Mosquitto does, also when
+members join, leave and join again between messages (generated, seeded sequences).
+
+Each step waits for the broker's acknowledgement (SUBACK, UNSUBACK, PUBACK: Mosquitto routes a
+QoS 1 message before it acknowledges it), so the steps reach it in their order; what a client
+received is read behind a flush, a message only it subscribes to.
+"""
 
 from __future__ import annotations
 
+import random
 import time
 
 import pytest
 
-from topicmatch import Matcher, SharedGroups
+from topicmatch import Matcher, SharedGroups, ShareGroup
 
 from .mqtt_clients import WAIT, V5Client
 
@@ -62,3 +69,119 @@ def test_one_member_per_group_in_mosquittos_order(mosquitto: tuple[str, int]) ->
     finally:
         for client in [*clients.values(), publisher]:
             client.close()
+
+
+class Member(V5Client):
+    """A V5Client that can also unsubscribe (waiting for the UNSUBACK), and flush: publish a
+    topic only it subscribes to and wait for it, so that everything queued for it before has
+    arrived (Mosquitto delivers a client's messages in order)."""
+
+    def __init__(self, port: int, client_id: str) -> None:
+        self._unsubacks: set[int] = set()
+        self.client_id = client_id
+        super().__init__(port, client_id)
+        self.client.on_unsubscribe = self._on_unsubscribe
+        self._flushes = 0
+        assert self.subscribe(f"flush/{client_id}/#") < 0x80
+
+    def _on_unsubscribe(self, _c: object, _u: object, mid: int, _codes: object, _p: object) -> None:
+        with self._event:
+            self._unsubacks.add(mid)
+            self._event.notify_all()
+
+    def unsubscribe(self, filter_: str) -> None:
+        _rc, mid = self.client.unsubscribe(filter_)
+        assert mid is not None
+        self._wait(lambda: mid in self._unsubacks, f"UNSUBACK of {filter_!r}")
+
+    def flush(self, publisher: V5Client) -> list[str]:
+        """What the client received so far, but its flushes."""
+        self._flushes += 1
+        topic = f"flush/{self.client_id}/{self._flushes}"
+        publisher.publish(topic)
+        self.wait_for(topic)
+        return [t for t in self.received if not t.startswith("flush/")]
+
+
+#: A generated step: ("join", client, filter), ("leave", client, filter), ("drop", client, "")
+#: (a disconnect: the clean session ends, leaving each group it was in), ("publish", "", topic).
+Step = tuple[str, str, str]
+
+
+def _steps(seed: int, count: int) -> tuple[list[str], list[str], list[Step]]:
+    """Clients, topics and ``count`` steps, seeded: joins (some of a member already in the group,
+    some of a client that left it before), leaves, drops, and publishes between them."""
+    space = f"rr{seed}"
+    clients = [f"{space}-c{n}" for n in range(5)]
+    filters = [f"$share/ga/{space}/+", f"$share/gb/{space}/#"]
+    topics = [f"{space}/1", f"{space}/2", f"{space}/x/deep"]  # the last: group gb's only
+    rng = random.Random(seed)
+    joined: dict[str, set[str]] = {client: set() for client in clients}
+    steps: list[Step] = []
+    for _ in range(count):
+        client, roll = rng.choice(clients), rng.random()
+        if roll < 0.3:
+            filter_ = rng.choice(filters)
+            joined[client].add(filter_)
+            steps.append(("join", client, filter_))
+        elif roll < 0.45 and joined[client]:
+            filter_ = rng.choice(sorted(joined[client]))
+            joined[client].discard(filter_)
+            steps.append(("leave", client, filter_))
+        elif roll < 0.5 and joined[client]:
+            joined[client].clear()
+            steps.append(("drop", client, ""))
+        else:
+            steps.append(("publish", "", rng.choice(topics)))
+    return clients, topics, steps
+
+
+def _expected(clients: list[str], steps: list[Step]) -> dict[str, list[str]]:
+    """What each client receives by SharedGroups, used as a broker uses it."""
+    m, groups = Matcher[ShareGroup](dialect="mqtt"), SharedGroups[str]()
+    joined: dict[str, set[str]] = {client: set() for client in clients}
+    got: dict[str, list[str]] = {client: [] for client in clients}
+    for action, client, text in steps:
+        if action == "join":
+            m.subscribe(text, groups.join(text, client))
+            joined[client].add(text)
+        elif action == "publish":
+            for member in groups.deliver(text, m.lookup(text)):
+                got[member].append(text)
+        else:
+            for filter_ in [text] if action == "leave" else sorted(joined[client]):
+                joined[client].discard(filter_)
+                if groups.leave(filter_, client):
+                    m.unsubscribe(filter_, ShareGroup.of(filter_))
+    return got
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_round_robin_follows_mosquitto_through_joins_leaves_and_rejoins(
+    mosquitto: tuple[str, int], seed: int
+) -> None:
+    clients, _topics, steps = _steps(seed, 120)
+    expected = _expected(clients, steps)
+    port = mosquitto[1]
+    publisher = V5Client(port, f"rr{seed}-publisher")
+    members = {client: Member(port, client) for client in clients}
+    received: dict[str, list[str]] = {client: [] for client in clients}
+    try:
+        for action, client, text in steps:
+            if action == "join":
+                assert members[client].subscribe(text) < 0x80
+            elif action == "leave":
+                members[client].unsubscribe(text)
+            elif action == "drop":
+                received[client] += members[client].flush(publisher)
+                members[client].close()
+                members[client] = Member(port, client)
+            else:
+                assert publisher.publish(text) < 0x80
+        for client, member in members.items():
+            received[client] += member.flush(publisher)
+    finally:
+        for connection in [*members.values(), publisher]:
+            connection.close()
+    assert sum(map(len, expected.values())) > 40  # the groups had members most of the time
+    assert received == expected
