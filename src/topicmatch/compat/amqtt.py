@@ -23,7 +23,27 @@ amqtt (Python's asyncio MQTT broker) is a good broker with four matching defects
 
 And ``$share/<group>/<filter>``, a literal filter to amqtt, is a shared subscription: each
 message goes to one member of each group (:class:`~topicmatch.SharedGroups`, round-robin by
-default, as Mosquitto), and a shared subscription gets no retained messages (MQTT 5, 4.8.2).
+default, in Mosquitto's order), passing over a member that is away (amqtt keeps a disconnected
+client's subscriptions until its session ends) unless all are; a shared subscription gets no
+retained messages (MQTT 5, 4.8.2).
+
+What it holds against clients that come and go:
+
+* **Churn during a broadcast.** A message's recipients are chosen from one lookup before the
+  first await, and their topic plugins' RECEIVE checks are awaited together: a client that
+  subscribes, unsubscribes or leaves meanwhile changes no other delivery, and one whose
+  subscription ended meanwhile is skipped. (amqtt's own loop awaits inside its walk of the
+  subscriptions, and stops half-way when they change under it: the message is lost for
+  every subscriber after that point.)
+* **Retained messages pass the RECEIVE check.** A SUBSCRIBE's retained messages are checked
+  as a live message is, before any is sent.
+* **Nothing is kept of a departed client.** Wherever amqtt ends a session (a clean session's
+  CONNECT replacing the old one, its session monitor ending a disconnected clean or anonymous
+  session or an expired one, shutdown), and whenever a client unsubscribes, its entries go:
+  here, in the share groups, and amqtt's list of a filter once it is empty. Its socket is
+  closed even when the client closed its end first (amqtt's writer then left it to the
+  garbage collector). tests/test_amqtt_churn.py counts the deliveries under churn, what
+  departed clients leave in the structures, and the memory per departed client.
 
 Use it where you use amqtt's broker::
 
@@ -42,7 +62,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import Hashable, Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,6 +97,7 @@ __all__ = ["Broker", "TopicACLPlugin"]
 
 _MQTT = make_dialect("mqtt")
 _FAILED = 0x80  # amqtt's SUBACK return code of a refused subscription
+_CHECKS_AT_ONCE = 256  # topic-plugin checks awaited together (Broker._may_receive)
 
 
 class _RetainedMessages(dict[str, RetainedApplicationMessage]):
@@ -127,6 +148,16 @@ class _RetainedMessages(dict[str, RetainedApplicationMessage]):
         self.index = TopicIndex[RetainedApplicationMessage](dialect="mqtt")
 
 
+class _Subscriptions(dict[str, list[tuple[Session, int]]]):
+    """amqtt's dict of subscriptions (filter -> [(session, QoS)]), iterated over a copy of its
+    filters: amqtt awaits inside ``for topic in self._subscriptions`` when a client connects,
+    and other clients subscribing and unsubscribing meanwhile would change the dict's size
+    under the loop. O(filters) per iteration, as amqtt's loop over them."""
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(super().__iter__()))
+
+
 class Broker(AmqttBroker):  # type: ignore[misc]
     """amqtt's ``Broker`` with topicmatch's routing (module docstring).
 
@@ -135,6 +166,8 @@ class Broker(AmqttBroker):  # type: ignore[misc]
     ``"random"``, ``"hash"``). A SUBSCRIBE to a filter the mqtt dialect rejects (``a/#/b``,
     ``$share/g``) is refused with amqtt's failure code, as amqtt refuses the ones it checks.
     Per publish: one lookup, O(the topic's words) on the matcher's DFA, plus the deliveries.
+    Per client, the broker keeps one entry per subscription it holds, and nothing once its
+    last subscription is gone.
     """
 
     def __init__(
@@ -147,24 +180,36 @@ class Broker(AmqttBroker):  # type: ignore[misc]
     ) -> None:
         super().__init__(config, loop, plugin_namespace)
         self._retained_messages = _RetainedMessages()
-        self._routes = Matcher[Hashable](dialect="mqtt")
+        self._subscriptions = _Subscriptions()
+        self._routes = Matcher[tuple[str, str]](dialect="mqtt")
         self._shares = SharedGroups[str](share_policy)
-        # (client id, filter) -> (session, granted QoS) of each plain subscription, and each
-        # client's filters, so that routing and unsubscribing never scan every subscription.
+        # (client id, filter) -> (session, granted QoS) of each subscription, plain or shared,
+        # and each client's filters: routing and unsubscribing never scan every subscription,
+        # and a client's entries leave with its subscriptions.
         self._granted: dict[tuple[str, str], tuple[Session, int]] = {}
         self._filters_of: dict[str, set[str]] = {}
-        self._share_sessions: dict[str, Session] = {}  # client id -> session, for members
 
     def _forget_routes(self) -> None:
-        self._routes = Matcher[Hashable](dialect="mqtt")
+        self._routes = Matcher[tuple[str, str]](dialect="mqtt")
         self._shares = SharedGroups[str](self._shares.policy)
         self._granted.clear()
         self._filters_of.clear()
-        self._share_sessions.clear()
 
     async def start(self) -> None:
         self._forget_routes()  # amqtt's start() clears its subscriptions and retained messages
         await super().start()
+
+    async def _stop_handler(self, handler: Any) -> None:
+        """amqtt's stop of a connection's handler, and then its socket closed in any case.
+        amqtt's ``StreamWriterAdapter.close()`` drains before it closes, and when the client
+        has closed its end already (paho does right after its DISCONNECT) the drain raises
+        first: the socket stayed open until the garbage collector found it, one per departed
+        client."""
+        writer = handler.writer
+        await super()._stop_handler(handler)
+        stream = getattr(writer, "_writer", None)
+        if isinstance(stream, asyncio.StreamWriter):
+            stream.close()
 
     # -- subscriptions ----------------------------------------------------------------------
     async def add_subscription(self, subscription: tuple[str, int], session: Session) -> int:
@@ -174,41 +219,46 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         except InvalidPatternError:
             return _FAILED
         granted: int = await super().add_subscription(subscription, session)
-        if granted == _FAILED:
+        key = (session.client_id, topic_filter)
+        if granted == _FAILED or key in self._granted:  # amqtt keeps the first grant too
             return granted
-        client = session.client_id
-        self._filters_of.setdefault(client, set()).add(topic_filter)
+        self._granted[key] = (session, granted)
+        self._filters_of.setdefault(session.client_id, set()).add(topic_filter)
         if topic_filter.startswith("$share/"):
-            self._share_sessions[client] = session
-            self._routes.subscribe(topic_filter, self._shares.join(topic_filter, client))
-        elif (client, topic_filter) not in self._granted:  # amqtt keeps the first grant too
-            self._granted[(client, topic_filter)] = (session, granted)
-            self._routes.subscribe(topic_filter, (client, topic_filter))
+            self._routes.subscribe(topic_filter, self._shares.join(topic_filter, session.client_id))
+        else:
+            self._routes.subscribe(topic_filter, key)
         return granted
 
     def _del_subscription(self, a_filter: str, session: Session) -> int:
+        """amqtt's removal of one subscription, and of everything kept for it: its entries
+        here, its route or its group membership, and amqtt's list of the filter once empty
+        (amqtt keeps an empty list per filter ever unsubscribed). O(the filter's words + the
+        group's members)."""
         deleted: int = super()._del_subscription(a_filter, session)
+        if not self._subscriptions.get(a_filter, True):
+            del self._subscriptions[a_filter]
         client = session.client_id
-        filters = self._filters_of.get(client)
-        if filters is None or a_filter not in filters:
+        if self._granted.pop((client, a_filter), None) is None:
             return deleted
+        filters = self._filters_of[client]
         filters.discard(a_filter)
         if not filters:
             del self._filters_of[client]
         if a_filter.startswith("$share/"):
-            key = ShareGroup.of(a_filter)
             if self._shares.leave(a_filter, client):
-                self._routes.unsubscribe(a_filter, key)
-        elif self._granted.pop((client, a_filter), None) is not None:
+                self._routes.unsubscribe(a_filter, ShareGroup.of(a_filter))
+        else:
             self._routes.unsubscribe(a_filter, (client, a_filter))
         return deleted
 
     async def _del_all_subscriptions(self, session: Session) -> None:
-        """The client's own subscriptions, not a scan of the broker's (amqtt scans them all)."""
+        """The client's own subscriptions, not a scan of the broker's (amqtt scans them all).
+        amqtt calls it wherever a session ends: a clean session's CONNECT replacing the old
+        one (``_delete_session``), the session monitor ending a disconnected clean or anonymous
+        session or an expired one, and shutdown (``_cleanup_session``)."""
         for a_filter in sorted(self._filters_of.get(session.client_id, ())):
             self._del_subscription(a_filter, session)
-            if not self._subscriptions.get(a_filter, True):
-                del self._subscriptions[a_filter]
 
     def _matches(self, topic: str, a_filter: str) -> bool:
         """amqtt's one-pair check, with Mosquitto's rules (amqtt's tests call it); False for an
@@ -217,7 +267,13 @@ class Broker(AmqttBroker):  # type: ignore[misc]
 
     # -- routing ---------------------------------------------------------------------------
     async def _run_broadcast(self, running_tasks: deque[asyncio.Task[Any]]) -> None:
-        """amqtt's delivery of one queued message, to the subscriptions a lookup finds."""
+        """amqtt's delivery of one queued message, to the subscriptions a lookup finds.
+
+        The recipients (each plain subscription, and one member per shared group) are chosen
+        before the first await, from one lookup: clients that subscribe, unsubscribe or leave
+        while the deliveries await the topic plugins change no other delivery. Their RECEIVE
+        checks run together (:meth:`_may_receive`); a recipient whose subscription ended
+        meanwhile is skipped (:meth:`_deliver`)."""
         broadcast = await self._broadcast_queue.get()
         topic = broadcast["topic"]
         try:
@@ -225,80 +281,118 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         except TopicMatchError:
             self.logger.warning(f"not routed: invalid topic {topic!r}")
             return
+        granted = self._granted
+        recipients: list[tuple[tuple[str, str], Session, int]] = []
         for subscriber in found:
-            if type(subscriber) is ShareGroup:
-                session = self._member_for(subscriber, topic)
-                if session is None:
-                    continue
-                share_filter = f"$share/{subscriber.name}/{subscriber.filter}"
-                qos = next((q for s, q in self._subscriptions.get(share_filter, ()) if s is session), 0)
-            else:
-                session, qos = self._granted[subscriber]  # type: ignore[index]
-            await self._deliver(broadcast, session, qos, running_tasks)
+            key = self._member_for(subscriber, topic) if type(subscriber) is ShareGroup else subscriber
+            if key is not None:
+                session, qos = granted[key]
+                recipients.append((key, session, qos))
+        allowed = await self._may_receive([(session, topic) for _key, session, _qos in recipients])
+        for (key, session, qos), ok in zip(recipients, allowed, strict=True):
+            if ok:
+                await self._deliver(broadcast, key, session, qos, running_tasks)
 
-    def _member_for(self, group: ShareGroup, topic: str) -> Session | None:
-        """The member of ``group`` that gets a message on ``topic``: the policy's choice, or the
-        next choices while the chosen member is away (amqtt keeps a disconnected client's
-        subscriptions until its session expires); the first choice if all are away."""
-        first: Session | None = None
-        for _ in range(len(self._shares.members(group))):
+    def _member_for(self, group: ShareGroup, topic: str) -> tuple[str, str] | None:
+        """The subscription of the member of ``group`` that gets a message on ``topic``: the
+        policy's choice, or its next choices while the chosen member is away (amqtt keeps a
+        disconnected client's subscriptions until its session ends); if all are away, one more
+        choice (round-robin: the first choice, which then waits its turn again). O(members)."""
+        share_filter = f"$share/{group.name}/{group.filter}"
+        for _ in range(len(self._shares.members(group)) + 1):
             client = self._shares.choose(group, topic)
             if client is None:
                 return None
-            session = self._share_sessions[client]
-            if session.transitions.state == "connected":
-                return session
-            first = first or session
-        return first
+            key = (client, share_filter)
+            if self._granted[key][0].transitions.state == "connected":
+                return key
+        return key
 
     async def _deliver(
         self,
         broadcast: dict[str, Any],
+        key: tuple[str, str],
         target: Session,
         sub_qos: int,
         running_tasks: deque[asyncio.Task[Any]],
     ) -> None:
-        """One delivery, with amqtt's rules: the RECEIVE check of the topic plugins, queued for a
-        persistent session that is away (QoS 1 and 2), dropped for another one that is away."""
+        """One delivery that passed the RECEIVE check, with amqtt's rules: queued for a
+        persistent session that is away (QoS 1 and 2), dropped for another one that is away;
+        skipped if the subscription ``key`` of ``target`` ended since the recipients were
+        chosen."""
         topic = broadcast["topic"]
         qos = broadcast.get("qos", sub_qos)
-        if not await self._topic_filtering(target, topic=topic, action=Action.RECEIVE):
-            return
-        connected = target.transitions.state == "connected"
-        if not connected:
+        current = self._granted.get(key)
+        if current is None or current[0] is not target:
+            return  # unsubscribed, or its session ended, while the checks awaited
+        if target.transitions.state != "connected":
             if not target.clean_session and qos in (QOS_1, QOS_2) and not target.is_anonymous:
                 await self._retain_broadcast_message(broadcast, qos, target)
             return
-        handler = self._get_handler(target)
-        if handler:
+        handler = self._handler_of(target)
+        if handler is not None:
             running_tasks.append(
                 asyncio.ensure_future(handler.mqtt_publish(topic, broadcast["data"], qos, retain=False))
             )
+
+    async def _may_receive(self, pairs: list[tuple[Session, str]]) -> list[bool]:
+        """The topic plugins' RECEIVE check of each (session, topic) pair, at most
+        _CHECKS_AT_ONCE of them awaited together (not one event-loop turn per check, nor one
+        task per pair alive at once for a broad subscription); all True, without an await, when
+        no topic plugin is on. A check that raises refuses its own pair (logged), not the
+        others."""
+        if not self.plugins_manager.is_topic_filtering_enabled():
+            return [True] * len(pairs)
+        allowed: list[bool] = []
+        for start in range(0, len(pairs), _CHECKS_AT_ONCE):
+            chunk = pairs[start : start + _CHECKS_AT_ONCE]
+            checks = [self._topic_filtering(s, topic=t, action=Action.RECEIVE) for s, t in chunk]
+            results = await asyncio.gather(*checks, return_exceptions=True)
+            for (session, topic), result in zip(chunk, results, strict=True):
+                if isinstance(result, BaseException):
+                    self.logger.warning(
+                        f"RECEIVE check of {topic!r} for {session.client_id!r} failed: {result!r}"
+                    )
+                allowed.append(result is True)
+        return allowed
+
+    def _handler_of(self, session: Session) -> Any:
+        """The protocol handler of ``session``, or None if amqtt holds another session (or none)
+        for its client id: a message is never written to a newer connection of the client."""
+        held = self._sessions.get(session.client_id)
+        return held[1] if held is not None and held[0] is session else None
 
     # -- retained messages -----------------------------------------------------------------
     async def _publish_retained_messages_for_subscription(
         self, subscription: tuple[str, int], session: Session
     ) -> None:
-        """The retained messages a new subscription matches, found in the index. Only for the
+        """The retained messages a new subscription matches, found in the index, each one that
+        passes the topic plugins' RECEIVE check (as a live message must), all checked before any
+        is sent. Only for the
         session's own plain subscriptions: amqtt also calls this for every subscription of the
-        broker when a client connects, and a shared subscription gets none."""
+        broker when a client connects, and a shared subscription gets none. O(the index's
+        branch the filter names + one check per message found)."""
         topic_filter, qos = subscription
-        if (session.client_id, topic_filter) not in self._granted:
+        key = (session.client_id, topic_filter)
+        entry = self._granted.get(key)
+        if topic_filter.startswith("$share/") or entry is None:
             return
-        handler = self._get_handler(session)
-        if not handler:
-            return
-        found = self._retained_messages.index.match(topic_filter)
-        tasks = [
-            asyncio.ensure_future(
-                handler.mqtt_publish(
-                    retained.topic, retained.data, min(qos, retained.qos or qos), retain=True
+        found = list(self._retained_messages.index.match(topic_filter).values())
+        checks = await self._may_receive([(session, retained.topic) for retained in found])
+        allowed = [retained for retained, ok in zip(found, checks, strict=True) if ok]
+        handler = self._handler_of(session)
+        if handler is None or not allowed or self._granted.get(key) is not entry:
+            return  # nothing allowed, or the subscription or session ended while the checks awaited
+        await asyncio.wait(
+            [
+                asyncio.ensure_future(
+                    handler.mqtt_publish(
+                        retained.topic, retained.data, min(qos, retained.qos or qos), retain=True
+                    )
                 )
-            )
-            for retained in found.values()
-        ]
-        if tasks:
-            await asyncio.wait(tasks)
+                for retained in allowed
+            ]
+        )
 
 
 class TopicACLPlugin(BaseTopicPlugin):  # type: ignore[misc]

@@ -1,0 +1,215 @@
+"""The clients of tests/test_amqtt_churn.py, run as a process of their own so that the broker
+under test has a core and the GIL to itself (in one process, the clients' network threads made
+each of the broker's socket writes wait for the GIL: a fourth of the broker's time).
+
+``python -m tests.churn_clients PORT`` connects stable subscribers (plain, and the members of one
+shared group that no other client joins) and a publisher; starts churning clients that connect,
+subscribe, unsubscribe and disconnect all along; publishes MESSAGES messages and a sentinel
+behind them; and prints one JSON line: what each stable client received before the sentinel,
+the churning clients' cycles and errors. ``python -m tests.churn_clients PORT depart FIRST
+COUNT`` runs COUNT clients that subscribe and leave (:func:`depart`). Every wait is bounded
+(WAIT, or LAST for the sentinel)."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import threading
+import time
+from collections.abc import Callable
+
+from paho.mqtt.client import Client, MQTTMessage
+from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
+from paho.mqtt.reasoncodes import ReasonCode
+
+HOST = "127.0.0.1"
+WAIT = 10.0  # seconds any single wait may take
+LAST = 40.0  # seconds the last message may take to reach every stable client
+END = "end"  # the sentinel topic
+STABLE = 30  # plain subscribers that stay
+STABLE_SHARED = 3  # members of a shared group that stays
+CHURNERS = 4
+MESSAGES = 5_000
+TOPICS = 10  # the load goes to load/0 .. load/9
+CYCLES = 1_000  # the most connect-to-disconnect cycles of one churning client
+PAUSE = 0.01  # seconds between two steps of a churning client
+DEPARTING = 4  # clients of depart() at a time
+
+
+class Paho:
+    """One MQTT 3.1.1 connection with its network loop on a thread: bounded waits for CONNACK,
+    SUBACK and UNSUBACK, and the number of messages received before the sentinel."""
+
+    def __init__(self, port: int, client_id: str) -> None:
+        self.client = Client(
+            CallbackAPIVersion.VERSION2, client_id=client_id, protocol=MQTTProtocolVersion.MQTTv311
+        )
+        self.received = 0
+        self.got_end = threading.Event()
+        self._acked: set[int] = set()
+        self._event = threading.Condition()
+        self.client.on_message = self._on_message
+        self.client.on_subscribe = self._on_ack
+        self.client.on_unsubscribe = self._on_ack
+        self.client.connect(HOST, port)
+        self.client.loop_start()
+        self._wait(self.client.is_connected, "CONNACK")
+
+    def _wait(self, done: Callable[[], bool], what: str) -> None:
+        deadline = time.monotonic() + WAIT
+        with self._event:
+            while not done():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"no {what} within {WAIT} s")
+                self._event.wait(min(left, 0.05))
+
+    def _on_message(self, _c: Client, _u: object, message: MQTTMessage) -> None:
+        if message.topic == END:
+            self.got_end.set()
+        elif not self.got_end.is_set():
+            self.received += 1
+
+    def _on_ack(self, _c: Client, _u: object, mid: int, _codes: list[ReasonCode], _p: object) -> None:
+        with self._event:
+            self._acked.add(mid)
+            self._event.notify_all()
+
+    def subscribe(self, *filters: str) -> None:
+        _rc, mid = self.client.subscribe([(f, 0) for f in filters])
+        assert mid is not None
+        self._wait(lambda: mid in self._acked, f"SUBACK of {filters}")
+
+    def unsubscribe(self, *filters: str) -> None:
+        _rc, mid = self.client.unsubscribe(list(filters))
+        assert mid is not None
+        self._wait(lambda: mid in self._acked, f"UNSUBACK of {filters}")
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+def churn(port: int, name: str, stop: threading.Event, errors: list[str], cycles: list[int]) -> None:
+    """Connect; subscribe to filters the load matches, plain and shared; unsubscribe one,
+    subscribe again, unsubscribe another; disconnect (the broker keeps the session's remaining
+    subscriptions until its session monitor ends it); again, until ``stop`` or CYCLES. A PAUSE
+    between steps keeps the churn's own cost from starving the broker on a small machine:
+    the broker's broadcast loop is busy all along, so each step still lands mid-broadcast."""
+    rng = random.Random(name)
+    try:
+        for _ in range(CYCLES):
+            if stop.wait(PAUSE):
+                return
+            client = Paho(port, name)
+            try:
+                client.subscribe("load/+", "$share/churn/load/#")
+                stop.wait(PAUSE)
+                client.unsubscribe("load/+")
+                stop.wait(PAUSE)
+                client.subscribe("load/+")
+                stop.wait(PAUSE)
+                client.unsubscribe(rng.choice(["load/+", "$share/churn/load/#"]))
+                stop.wait(PAUSE)
+            finally:
+                client.close()
+            cycles.append(1)
+    except Exception as error:
+        errors.append(f"{name}: {error!r}")
+
+
+def depart(port: int, first: int, count: int) -> None:
+    """Clients ``gone-<first>`` to ``gone-<first + count - 1>``, DEPARTING at a time: each
+    connects, subscribes to filters of its own and filters others share, plain and shared
+    (groups of its own and groups others are in), and leaves in one of three ways: it
+    unsubscribes everything and disconnects; it disconnects (the broker's session monitor ends
+    the session within a second); or it disconnects and connects again with a clean session,
+    which ends the old one at once, then disconnects. Raises the first client's error."""
+    errors: list[BaseException] = []
+
+    def clients(start: int) -> None:
+        try:
+            for n in range(start, first + count, DEPARTING):
+                filters = [f"m/{n}/#", "m/+", f"$share/g{n % 7}/m/#", f"$share/own{n}/m/{n}"]
+                client = Paho(port, f"gone-{n}")
+                client.subscribe(*filters)
+                if n % 3 == 0:
+                    client.unsubscribe(*filters)
+                client.close()
+                if n % 3 == 2:
+                    Paho(port, f"gone-{n}").close()
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=clients, args=(first + k,)) for k in range(DEPARTING)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(WAIT * 4)
+    if errors:
+        raise errors[0]
+
+
+def stable_filter(n: int) -> str:
+    """The filter of stable subscriber ``n``: every message (``load/#``), or one topic's, by
+    name or through ``+``: each message reaches about a third of them, not all, so that the
+    broker's work stays small enough for a loaded machine."""
+    return ["load/#", f"load/{n % TOPICS}", f"+/{n % TOPICS}"][n % 3]
+
+
+def expected(filter_: str) -> int:
+    """How many of the load's messages ``filter_`` (a stable_filter) matches."""
+    if filter_ == "load/#":
+        return MESSAGES
+    return sum(1 for n in range(MESSAGES) if n % TOPICS == int(filter_.rsplit("/", 1)[1]))
+
+
+def main(argv: list[str]) -> int:
+    """``PORT``: the churn run, its report on stdout; ``PORT depart FIRST COUNT``: depart()."""
+    port = int(argv[0])
+    if argv[1:2] == ["depart"]:
+        depart(port, int(argv[2]), int(argv[3]))
+        return 0
+    stable = [Paho(port, f"stable-{n}") for n in range(STABLE)]
+    for n, client in enumerate(stable):
+        client.subscribe(stable_filter(n), END)
+    shared = [Paho(port, f"member-{n}") for n in range(STABLE_SHARED)]
+    for client in shared:
+        client.subscribe("$share/stable/load/#", END)
+    publisher = Paho(port, "publisher")
+    stop, errors, cycles = threading.Event(), list[str](), list[int]()
+    churners = [
+        threading.Thread(target=churn, args=(port, f"churn-{n}", stop, errors, cycles))
+        for n in range(CHURNERS)
+    ]
+    arrived = False
+    try:
+        for thread in churners:
+            thread.start()
+        for n in range(MESSAGES):
+            publisher.client.publish(f"load/{n % TOPICS}", b"x", qos=1)
+        publisher.client.publish(END, b"end", qos=1)
+        deadline = time.monotonic() + LAST
+        arrived = all(
+            client.got_end.wait(max(0.0, deadline - time.monotonic())) for client in [*stable, *shared]
+        )
+    finally:
+        stop.set()
+        for thread in churners:
+            thread.join(WAIT * 2)
+        for client in [*stable, *shared, publisher]:
+            client.close()
+    report = {
+        "sentinel_arrived": arrived,
+        "stable": [(stable_filter(n), client.received) for n, client in enumerate(stable)],
+        "shared": [client.received for client in shared],
+        "cycles": len(cycles),
+        "errors": errors,
+    }
+    print(json.dumps(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
