@@ -95,9 +95,14 @@ _OUTPUT_NAME = re.compile(r"part-.*|_SUCCESS|_spark_metadata|_temporary|\..*\.cr
 #: The streaming queries of ``route --stream``, each with its checkpoint under the checkpoint
 #: directory, and the files the stream keeps beside them.
 _STREAM_QUERIES = frozenset({"deliveries", "quarantine"})
-_CHECKPOINT_FILES = frozenset({"batches.jsonl", ".batches.jsonl.crc"})
+_CHECKPOINT_FILES = frozenset(
+    {"batches.jsonl", ".batches.jsonl.crc", "batches.jsonl.tmp", ".batches.jsonl.tmp.crc"}
+)
 #: What Structured Streaming keeps in one query's checkpoint.
 _QUERY_CHECKPOINT = frozenset({"metadata", ".metadata.crc", "offsets", "commits", "sources", "state"})
+#: The temporary file Spark writes a query's ``metadata`` to before renaming it (and its
+#: checksum): what a kill as the query starts leaves, maybe alone, in its checkpoint.
+_METADATA_TEMPORARY = re.compile(r"\.\.?metadata\.[0-9a-f-]+\.tmp(\.crc)?")
 
 
 class FileSystem:
@@ -145,9 +150,13 @@ class FileSystem:
         for name in self.names(path):  # a checkpoint: one directory per query, and the batch log
             inner = f"{path}/{name}"
             if name in _STREAM_QUERIES and self.is_dir(inner):
-                odd = [n for n in self.names(inner) if n not in _QUERY_CHECKPOINT]
-                if odd or "metadata" not in self.names(inner):
-                    return f"{inner}/{odd[0]}" if odd else inner
+                names = self.names(inner)
+                spark = [n for n in names if not _METADATA_TEMPORARY.fullmatch(n)]
+                odd = [n for n in spark if n not in _QUERY_CHECKPOINT]
+                if odd:
+                    return f"{inner}/{odd[0]}"
+                if spark and "metadata" not in spark:  # a query's checkpoint starts with it
+                    return inner
             elif name not in _CHECKPOINT_FILES:
                 return inner
         return None

@@ -21,6 +21,7 @@ also go to ``CHECKPOINT/batches.jsonl``, the stream's audit trail across restart
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -53,6 +54,17 @@ from ._summary import Summary
 __all__ = ["StreamRouter"]
 
 _FIGURES = ("messages", "deliveries", "unmatched", "invalid")
+#: The entries of a file sink's log (``_spark_metadata``): one per committed batch, compacted
+#: every few batches. Anything else there (Spark's temporary ``.N.<uuid>.tmp``) commits nothing.
+_SINK_LOG_ENTRY = re.compile(r"[0-9]+(\.compact)?")
+
+
+def _committed(fs: FileSystem, path: str) -> bool:
+    """Whether the output directory ``path`` holds anything but an empty file sink log: a
+    committed batch, data files, or anything not written by a stream."""
+    if fs.names(path) != ["_spark_metadata"]:
+        return True
+    return any(_SINK_LOG_ENTRY.fullmatch(name) for name in fs.names(f"{path}/_spark_metadata"))
 
 
 class StreamRouter:
@@ -140,9 +152,18 @@ class StreamRouter:
             clear_outputs(fs, outputs, overwrite=True)
             for path in outputs:
                 fs.delete(path)  # checked by clear_outputs: written by this tool
-        elif fs.exists(job.deliveries_path) and not fs.exists(f"{self.checkpoint}/deliveries"):
+            return
+        for name, path in (("deliveries", job.deliveries_path), ("quarantine", job.quarantine_path)):
+            if not fs.exists(path) or fs.exists(f"{self.checkpoint}/{name}"):
+                continue
+            if not _committed(fs, path):
+                # Spark's file sink makes its log when the query is created, before the query
+                # writes its checkpoint: a stream killed in between left this empty log, and
+                # nothing can have been committed without a checkpoint. Nothing to lose.
+                self.log(f"stream: {path} holds no committed batch (a stream stopped as it started)")
+                continue
             raise SparkPipelineError(
-                f"{job.deliveries_path} exists but {self.checkpoint} holds no checkpoint for it; "
+                f"{path} exists but {self.checkpoint} holds no checkpoint for it; "
                 "pass the checkpoint it was written with, or --overwrite to start again"
             )
 

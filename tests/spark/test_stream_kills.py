@@ -1,0 +1,108 @@
+"""``route --stream`` after SIGKILL: the states a kill can leave, each built exactly, then a restart.
+
+A kill lands anywhere; these are the points where it leaves something a restart must cope with,
+built here without timing: the restart finishes with every delivery written once, or stops with
+one line that says what to do.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+
+from topicmatch.spark import Subscriptions
+from topicmatch.spark._generate import generate
+
+from .helpers import expected_deliveries, pairs_of
+from .test_stream import FILE_ROWS, V1, drop, rows_of, stream, write_subs
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def log(tmp_path_factory: pytest.TempPathFactory) -> pa.Table:
+    """test_stream's messages: 4 files' worth (a few invalid), as one table."""
+    path = tmp_path_factory.mktemp("kill-log")
+    generate(path, 4 * FILE_ROWS, 300, seed=5, invalid_fraction=0.01)
+    return pq.read_table(path / "messages")
+
+
+def _paths(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
+    return tmp_path / "s.tsv", tmp_path / "in", tmp_path / "out", tmp_path / "ckpt"
+
+
+def _exactly_once(spark: SparkSession, log: pa.Table, out: Path, files: range) -> None:
+    got = pairs_of(spark.read.parquet(str(out / "deliveries")))
+    expected, invalid = expected_deliveries(Subscriptions.from_pairs(V1), rows_of(log, files))
+    assert len(got) == len(set(got)), "a delivery was written twice"
+    assert set(got) == expected, "a delivery was lost"
+    bad = [r["offset"] for r in spark.read.parquet(str(out / "quarantine")).select("offset").collect()]
+    assert sorted(bad) == sorted(invalid)
+
+
+#: What a kill as the stream starts leaves (Spark's file sink makes its log when the query is
+#: created, before the query writes its checkpoint): an empty sink log and no checkpoint for
+#: both queries, or for the deliveries once the quarantine's query (started first) is running;
+#: or the checkpoint's ``metadata`` still under its temporary name (and its checksum) beside
+#: the sink log.
+KILLED_AS_IT_STARTED = ["both sink logs", "the deliveries' sink log", "a temporary metadata"]
+
+
+@pytest.mark.parametrize("extra", [(), ("--overwrite",)])
+@pytest.mark.parametrize("left", KILLED_AS_IT_STARTED)
+def test_a_kill_as_a_query_starts_is_started_again(
+    spark: SparkSession, log: pa.Table, tmp_path: Path, left: str, extra: tuple[str, ...]
+) -> None:
+    """The empty sink log without a checkpoint made every restart stop with exit 2 ("exists but
+    ... holds no checkpoint for it"), writing nothing: a sink log without a committed batch
+    holds nothing to lose, so the restart starts the query afresh. ``--overwrite`` refused the
+    temporary metadata as not written by topicmatch; it replaces it."""
+    subs, inbox, out, ckpt = _paths(tmp_path)
+    write_subs(subs, V1)
+    for i in range(3):
+        drop(inbox, log, i)
+    if left == "both sink logs":
+        (out / "quarantine" / "_spark_metadata").mkdir(parents=True)
+    else:  # the quarantine's query had started, and committed what there was
+        assert stream(subs, inbox, out, ckpt)[0] == 0
+        shutil.rmtree(out / "deliveries")
+        shutil.rmtree(ckpt / "deliveries")
+    (out / "deliveries" / "_spark_metadata").mkdir(parents=True)
+    if left == "a temporary metadata":
+        temporary = ckpt / "deliveries" / ".metadata.0b8e7a52-3f4e-4d7a-9b1c-5a6d2e8f9c01.tmp"
+        temporary.parent.mkdir(parents=True)
+        temporary.write_text('{"id":"0b8e')
+        (temporary.parent / f".{temporary.name}.crc").write_bytes(b"crc\x00")
+    code, text = stream(subs, inbox, out, ckpt, *extra)
+    assert code == 0, text
+    _exactly_once(spark, log, out, range(3))
+
+
+def test_an_output_with_committed_batches_and_no_checkpoint_is_refused(
+    log: pa.Table, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What the check is for: output the stream committed, whose checkpoint is gone (or another
+    was given). Starting afresh would skip the new batches the sink thinks it has: refused, in
+    one line, for the quarantine as for the deliveries."""
+    subs, inbox, out, ckpt = _paths(tmp_path)
+    write_subs(subs, V1)
+    drop(inbox, log, 0)
+    assert stream(subs, inbox, out, ckpt)[0] == 0
+    for name in ("quarantine", "deliveries"):
+        moved = tmp_path / f"ckpt-{name}"
+        (ckpt / name).rename(moved)
+        capsys.readouterr()
+        code, _ = stream(subs, inbox, out, ckpt)
+        assert code == 2
+        error = capsys.readouterr().err.strip().splitlines()[-1]
+        assert f"{out / name} exists but {ckpt} holds no checkpoint for it" in error
+        assert "--overwrite" in error
+        moved.rename(ckpt / name)
+    assert stream(subs, inbox, out, ckpt)[0] == 0
+    assert json.loads((out / "summary.json").read_text())["messages"] == 0
