@@ -80,7 +80,7 @@ from pathlib import Path
 from typing import Final
 
 from ._dialects import make_dialect, plain
-from ._errors import ConfigurationError, InvalidRuleError
+from ._errors import ConfigurationError, InvalidRuleError, shortened
 from ._typevars import Text
 
 __all__ = ["VERSIONS", "AccessRules", "ClientRules"]
@@ -279,7 +279,8 @@ class ClientRules:
         self._users = _parts(user, whole_levels) if user is not None else None
 
     def __repr__(self) -> str:
-        return f"<ClientRules username={self.username!r} client_id={self.client_id!r}>"
+        user = None if self.username is None else shortened(self.username)
+        return f"<ClientRules username={user!r} client_id={shortened(self.client_id)!r}>"
 
     def may_publish(self, topic: Text) -> bool:
         """Whether the client may publish to ``topic`` (``write`` access). Raises the mqtt
