@@ -7,9 +7,11 @@ one line that says what to do.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -18,6 +20,7 @@ from pyspark.sql import SparkSession
 
 from topicmatch.spark import Subscriptions
 from topicmatch.spark._generate import generate
+from topicmatch.spark._io import FileSystem
 
 from .helpers import expected_deliveries, pairs_of
 from .test_stream import FILE_ROWS, V1, drop, rows_of, stream, write_subs
@@ -106,3 +109,89 @@ def test_an_output_with_committed_batches_and_no_checkpoint_is_refused(
         moved.rename(ckpt / name)
     assert stream(subs, inbox, out, ckpt)[0] == 0
     assert json.loads((out / "summary.json").read_text())["messages"] == 0
+
+
+class _Killed(BaseException):
+    """What SIGKILL is to the code it stops: nothing after it runs (not even a ``finally``'s
+    Java calls, see :class:`_Dying`)."""
+
+
+class _Plan:
+    """Where to die: before the ``at``-th step (counting from 0); ``dead`` once it happened."""
+
+    def __init__(self, at: int) -> None:
+        self.at, self.step, self.dead = at, 0, False
+
+
+class _Dying:
+    """A Java object whose changing calls are steps: at ``plan.at`` the process dies there (a
+    write gets half of its bytes through), and no call after it happens. The objects it gets
+    from ``create`` and ``getRawFileSystem`` die along."""
+
+    STEPS = frozenset({"create", "write", "close", "delete", "rename", "mkdirs"})
+
+    def __init__(self, target: Any, plan: _Plan) -> None:
+        self._target, self._plan = target, plan
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._target, name)
+        plan = self._plan
+
+        def call(*args: Any) -> Any:
+            if plan.dead:
+                raise _Killed
+            if name in self.STEPS:
+                if plan.step == plan.at:
+                    plan.dead = True
+                    if name == "write":
+                        method(args[0][: len(args[0]) // 2])
+                    raise _Killed
+                plan.step += 1
+            result = method(*args)
+            return _Dying(result, plan) if name in ("create", "getRawFileSystem") else result
+
+        return call
+
+
+class _DyingFileSystem(FileSystem):
+    def __init__(self, spark: SparkSession, plan: _Plan) -> None:
+        super().__init__(spark)
+        self._plan = plan
+
+    def _fs(self, path: str) -> tuple[Any, Any]:
+        fs, jpath = super()._fs(path)
+        return _Dying(fs, self._plan), jpath
+
+
+def test_a_kill_at_any_step_of_writing_a_state_file_leaves_it_whole(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """``CHECKPOINT/batches.jsonl`` (the audit trail) and ``OUT/summary.json`` are rewritten
+    whole after each batch. The write deleted the old file before renaming the new one in: a
+    kill between the two left neither, and the restart began a new, empty audit trail. Killed
+    before each step in turn, the file is the old one or the new one, whole; the next write and
+    read work (the old version's checksum file beside it included), and ``--overwrite`` still
+    takes the checkpoint for its own."""
+    fs = FileSystem(spark)
+    old, new, later = '{"batch": 0}\n', '{"batch": 0}\n{"batch": 1}\n', '{"batch": 2}\n'
+    for at in range(50):
+        directory = tmp_path / f"killed-at-{at}"
+        directory.mkdir()
+        path = str(directory / "batches.jsonl")
+        hadoop, jpath = fs._fs(path)  # written as the previous version did: a checksum beside it
+        stream = hadoop.create(jpath, True)
+        stream.write(bytearray(old.encode()))
+        stream.close()
+        assert (directory / ".batches.jsonl.crc").exists()
+        plan = _Plan(at)
+        with contextlib.suppress(_Killed):
+            _DyingFileSystem(spark, plan).write_text(path, new)
+        assert fs.read_text(path) in (old, new), f"killed at step {at}"
+        assert fs.foreign(str(directory), "checkpoint") is None, f"killed at step {at}"
+        fs.write_text(path, later)
+        assert fs.read_text(path) == later
+        if not plan.dead:  # it ran to its end: every step before has been a kill point
+            assert at > 2
+            break
+    else:
+        raise AssertionError("write_text took more than 50 steps")

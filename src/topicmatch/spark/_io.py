@@ -111,6 +111,7 @@ class FileSystem:
     def __init__(self, spark: SparkSession) -> None:
         context: Any = spark.sparkContext
         self._jvm = context._jvm
+        self._gateway = context._gateway
         self._conf = context._jsc.hadoopConfiguration()
 
     def _fs(self, path: str) -> tuple[Any, Any]:
@@ -209,17 +210,36 @@ class FileSystem:
             stream.close()
 
     def write_text(self, path: str, text: str) -> None:
-        """Write a small file whole: to a temporary name, then renamed over the old one."""
+        """Write a small file whole: to a temporary name, then renamed over the old one in one step.
+
+        A kill at any point leaves the old file or the new one, whole, never neither: deleting
+        the old one first (as this did) left neither for a moment, and a kill then lost the
+        stream's audit trail. On the local file system the file is written without Hadoop's
+        checksum file beside it, which a second rename would have to move (a kill between the
+        two would leave a checksum that no longer matches, and every later read would fail);
+        a checksum left by an earlier write is removed before the rename. Elsewhere (HDFS) the
+        rename replaces the old file atomically.
+        """
         fs, jpath = self._fs(path)
-        temporary = self._jvm.org.apache.hadoop.fs.Path(path + ".tmp")
-        stream = fs.create(temporary, True)
+        hadoop = self._jvm.org.apache.hadoop.fs
+        checksummed = self._jvm.java.lang.Class.forName("org.apache.hadoop.fs.ChecksumFileSystem")
+        raw = fs.getRawFileSystem() if checksummed.isInstance(fs) else None
+        temporary = hadoop.Path(path + ".tmp")
+        stream = (fs if raw is None else raw).create(temporary, True)
         try:
             stream.write(bytearray(text.encode("utf-8")))
         finally:
             stream.close()
-        if fs.exists(jpath):
-            fs.delete(jpath, False)
-        fs.rename(temporary, jpath)
+        if raw is not None:
+            checksum = fs.getChecksumFile(jpath)
+            if raw.exists(checksum):
+                raw.delete(checksum, False)
+            if not raw.rename(temporary, jpath):  # rename(2): replaces the old file at once
+                raise OSError(f"cannot rename {path}.tmp to {path}")
+            return
+        options = self._gateway.new_array(hadoop.Options.Rename, 1)
+        options[0] = hadoop.Options.Rename.OVERWRITE
+        hadoop.FileContext.getFileContext(jpath.toUri(), self._conf).rename(temporary, jpath, options)
 
 
 def detect_format(fs: FileSystem, path: str, requested: str = "auto") -> str:
