@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -292,3 +293,23 @@ def test_retained_messages_replayed_pass_the_receive_check() -> None:
         assert sorted(got) == ["public/live", "public/news", "public/weather"]
 
     run(scenario, Broker, {"topicmatch.compat.amqtt.TopicACLPlugin": RECEIVE_ACL})
+
+
+@pytest.mark.parametrize(("version", "codes"), [("2.0", [1, 0x80]), ("2.1", [0x80, 1])])
+def test_the_acl_plugin_takes_a_mosquitto_acl_file_and_its_version(
+    tmp_path: Path, version: str, codes: list[int]
+) -> None:
+    """``acl_file`` and ``acl_version`` as amqtt's plugins section spells them: Mosquitto 2.0
+    substitutes %c inside a level, 2.1 only a whole level (docs/conformance.md)."""
+    acl = tmp_path / "acl"
+    acl.write_text("pattern read dev-%c/#\n")
+    got: list[int] = []
+
+    async def scenario(broker: Any, connect: Callable[..., Awaitable[MQTTClient]]) -> None:
+        client = await connect("c1")
+        for filter_ in ("dev-c1/#", "dev-%c/#"):
+            got.extend(await client.subscribe([(filter_, QOS_1)]))
+
+    plugin = {"topicmatch.compat.amqtt.TopicACLPlugin": {"acl_file": str(acl), "acl_version": version}}
+    run(scenario, Broker, plugin)
+    assert got == codes

@@ -400,10 +400,13 @@ class TopicACLPlugin(BaseTopicPlugin):  # type: ignore[misc]
 
     Configured as amqtt's ``TopicAccessControlListPlugin`` (``acl`` or ``subscribe_acl``,
     ``publish_acl``, ``receive_acl``: username, or ``anonymous``, -> allowed filters; an action
-    without a list is allowed), or with ``acl-file``, the path of a Mosquitto ``acl_file``
-    (:class:`~topicmatch.AccessRules`), but not both. With lists, a topic is allowed if an
-    allowed filter matches it, and a SUBSCRIBE filter if an allowed filter covers it; a
-    ``$share/<group>/<filter>`` is judged by its filter.
+    without a list is allowed), or with ``acl_file``, the path of a Mosquitto ``acl_file``
+    (:class:`~topicmatch.AccessRules`), but not both; ``acl_version`` is the Mosquitto version
+    whose ``%c``/``%u`` substitution the file follows (``"2.0"``, the default, or ``"2.1"``).
+    These are the names in amqtt 0.12's ``plugins:`` section; its older ``topic-check`` section
+    spells them with ``-`` (``acl-file``, ``subscribe-acl``, ``acl-version``). With lists, a
+    topic is allowed if an allowed filter matches it, and a SUBSCRIBE filter if an allowed
+    filter covers it; a ``$share/<group>/<filter>`` is judged by its filter.
     """
 
     @dataclass
@@ -413,10 +416,12 @@ class TopicACLPlugin(BaseTopicPlugin):  # type: ignore[misc]
         publish_acl: dict[str, list[str]] | None = None
         receive_acl: dict[str, list[str]] | None = None
         acl_file: str | None = None
+        acl_version: str = "2.0"
 
     def __init__(self, context: BaseContext) -> None:
         super().__init__(context)
         acl_file = self._get_config_option("acl-file", None)
+        version = self._get_config_option("acl-version", "2.0")
         lists = {
             action: self._get_config_option(f"{action.value}-acl", None)
             for action in (Action.SUBSCRIBE, Action.PUBLISH, Action.RECEIVE)
@@ -424,8 +429,8 @@ class TopicACLPlugin(BaseTopicPlugin):  # type: ignore[misc]
         if lists[Action.SUBSCRIBE] is None:
             lists[Action.SUBSCRIBE] = self._get_config_option("acl", None)
         if acl_file and any(value is not None for value in lists.values()):
-            raise ValueError("TopicACLPlugin takes either acl-file or the acl lists, not both")
-        self._rules = AccessRules.from_file(acl_file) if acl_file else None
+            raise ValueError("TopicACLPlugin takes either acl_file or the acl lists, not both")
+        self._rules = AccessRules.from_file(acl_file, version=version) if acl_file else None
         self._lists: dict[Action, dict[str, list[str]] | None] = lists
         for allowed in lists.values():
             for filters in (allowed or {}).values():
