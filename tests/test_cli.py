@@ -131,14 +131,31 @@ def test_no_topic_can_forge_a_line_of_output(tmp_path: Path) -> None:
     assert out.splitlines() == ["a\\nforged\\tmallory\tbob", "back\\\\slash\\rcr\tbob"]
 
 
-def test_inverted_bitmap_is_refused_with_a_hint_for_the_command_line(
+def test_match_does_not_offer_inverted_bitmap_and_says_why(
     subs_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, _ = _run(["match", "--algorithm", "inverted_bitmap", str(subs_file), "a"])
-    assert code == 2
-    assert capsys.readouterr().err.strip() == (
-        "topicmatch: inverted_bitmap needs its topic space up front; use another algorithm here"
+    with pytest.raises(SystemExit) as exited:
+        main(["match", "--help"])
+    assert exited.value.code == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "{naive,optimized_bitmap,trie,cstrie,default}" in help_text
+    assert "not inverted_bitmap, which needs every topic before the first lookup" in help_text
+    with pytest.raises(SystemExit) as exited:
+        _run(["match", "--algorithm", "inverted_bitmap", str(subs_file), "a"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == (
+        "topicmatch match: error: argument --algorithm: inverted_bitmap needs every topic before the "
+        "first lookup, and match looks them up as they come: use another algorithm (the library's "
+        "Matcher takes inverted_bitmap with topics=)"
     )
+    assert "Traceback" not in err
+    # Every algorithm match offers answers as the default does.
+    for algorithm in ("naive", "optimized_bitmap", "trie", "cstrie", "default"):
+        assert _run(["match", "--algorithm", algorithm, str(subs_file), "forex.usd", "stock"]) == (
+            0,
+            "forex.usd\talice bob carol eve\nstock\teve\n",
+        )
 
 
 def test_a_header_line_is_not_a_subscription(tmp_path: Path) -> None:
@@ -236,9 +253,72 @@ def test_patterns_that_look_like_another_dialect_get_a_warning(
     assert code == 0
     assert out == "sensors/x/temp\t\n"  # under AMQP's rules: '+' and 'sensors/#' are plain words
     assert capsys.readouterr().err == (
-        "topicmatch: warning: 2 of 2 patterns look like mqtt patterns (separator '/', wildcards + #), "
-        "not amqp ones: pass --dialect mqtt if they are\n"
+        "topicmatch: warning: 2 of 2 patterns look like mqtt patterns, not amqp ones (1 with the word "
+        "'+', a wildcard in mqtt and a plain word in amqp, e.g. 'sensors/+/temp'; 1 with separator "
+        "'/' and no '.', e.g. 'sensors/#'): pass --dialect mqtt if they are\n"
     )
     code, out = _run(["match", "--dialect", "mqtt", str(subs), "sensors/x/temp"])
     assert out == "sensors/x/temp\ta b\n"
     assert capsys.readouterr().err == ""
+
+
+def test_a_few_patterns_of_another_dialect_are_enough_for_the_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A NATS file where 2 of 5 patterns end in '>', read as AMQP: the warning names them, and
+    every pattern is still subscribed and every topic answered, by AMQP's rules."""
+    subs = tmp_path / "subs.tsv"
+    subs.write_text("orders.>\ta\nstock.*\tb\nfx.eur\tc\nfx.#\td\nnews.>\te\n", encoding="utf-8")
+    code, out = _run(["match", str(subs), "orders.new", "orders.>", "stock.ibm", "fx.eur", "news.>"])
+    assert code == 0
+    assert out.splitlines() == ["orders.new\t", "orders.>\ta", "stock.ibm\tb", "fx.eur\tc d", "news.>\te"]
+    assert capsys.readouterr().err == (
+        "topicmatch: warning: 2 of 5 patterns look like nats patterns, not amqp ones (2 with the word "
+        "'>', a wildcard in nats and a plain word in amqp, e.g. 'orders.>'): pass --dialect nats "
+        "if they are\n"
+    )
+    # One is enough; MQTT's '+' in an AMQP file as well.
+    subs.write_text("orders.*\ta\nstock.#\tb\nsensors.+.temp\tc\n", encoding="utf-8")
+    assert _run(["match", str(subs), "stock.x"]) == (0, "stock.x\tb\n")
+    assert capsys.readouterr().err == (
+        "topicmatch: warning: 1 of 3 patterns looks like a mqtt pattern, not amqp ones (1 with the "
+        "word '+', a wildcard in mqtt and a plain word in amqp, e.g. 'sensors.+.temp'): pass "
+        "--dialect mqtt if they are\n"
+    )
+    # Read with the dialect they were written for: no warning, the wildcards work.
+    subs.write_text("orders.>\ta\nnews.>\te\n", encoding="utf-8")
+    assert _run(["match", "--dialect", "nats", str(subs), "orders.new"]) == (0, "orders.new\ta\n")
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("header", ["filter\tclient", "Pattern\tSubscriber", "topic_filter\tclient-id"])
+def test_a_tsv_header_of_other_column_names_is_refused_saying_what_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], header: str
+) -> None:
+    subs = tmp_path / "subs.tsv"
+    subs.write_text(f"{header}\norders.#\talice\n", encoding="utf-8")
+    code, out = _run(["match", str(subs), "orders.new", "filter"])
+    assert (code, out) == (2, "")  # nothing answered from a half-read file
+    err = capsys.readouterr().err
+    assert err == (
+        f"topicmatch: {subs}:1: {header.split(chr(9))!r} looks like a header, not a subscription: "
+        "name the columns with the first line pattern<TAB>subscriber (other columns are ignored); "
+        "to keep this line as a subscription, put that header before it\n"
+    )
+    # Done as it says, every line is a subscription, the first one too.
+    subs.write_text(f"pattern\tsubscriber\n{header}\norders.#\talice\n", encoding="utf-8")
+    first = header.split("\t")
+    assert _run(["match", str(subs), "orders.new", first[0]]) == (
+        0,
+        f"orders.new\talice\n{first[0]}\t{first[1]}\n",
+    )
+
+
+def test_match_help_says_how_a_header_is_read(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["match", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert (
+        "a first line of other column names, such as 'filter<TAB>client' or 'Topic<TAB>Queue', "
+        "is refused, as it would be read as a subscription: name the columns pattern<TAB>subscriber"
+    ) in help_text

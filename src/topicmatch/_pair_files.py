@@ -11,7 +11,12 @@ The rule, for both formats:
   number of fields). A CSV file must start with one (a CSV file's first line is a header by
   custom, and ``filter,client`` taken for a subscription would deliver to "client"); a TSV file
   may (without one a line has exactly two fields, the pattern first), but a first line naming
-  one of the two columns and not the other is refused as a header that lost a name.
+  one of the two columns and not the other is refused as a header that lost a name, and so is a
+  first line whose every field is a usual column name (``filter<TAB>client``,
+  ``Pattern<TAB>Subscriber``, ``topic<TAB>queue``: :data:`COLUMN_NAMES`): read as a pair, it
+  would deliver the topic "filter" to a subscriber "client", and skipped as a header, its
+  columns could be in either order. The error says what to do: name the columns
+  ``pattern<TAB>subscriber``, after which such a line is read as a pair like any other.
 * An empty subscriber, or a pattern or subscriber that starts or ends with whitespace, is an
   error: such a line would silently match nothing, or deliver to a name nobody uses. (An empty
   pattern is the dialect's to judge: AMQP's matches the empty routing key.) Every error names
@@ -28,10 +33,28 @@ import csv
 import itertools
 from collections.abc import Iterable, Iterator, Sequence
 
-__all__ = ["HEADERS", "LISTED", "dialect_warning", "invalid_patterns", "read_pairs"]
+from ._commandline import counted
+
+__all__ = ["COLUMN_NAMES", "HEADERS", "LISTED", "dialect_warning", "invalid_patterns", "read_pairs"]
 
 #: The headers a subscription file may start with, one per text format.
 HEADERS = {"csv": "pattern,subscriber", "tsv": "pattern<TAB>subscriber"}
+
+#: Column names a header of a subscription table usually has, compared with a first line's
+#: fields folded to lower case without ``_``, ``-`` and spaces: a TSV file's first line made of
+#: them only is refused as a header (module docstring).
+COLUMN_NAMES = frozenset(
+    {
+        # the pattern's column
+        *("pattern", "patterns", "filter", "filters", "topic", "topics", "topicfilter", "wildcard"),
+        *("subject", "subjects", "key", "bindingkey", "routingkey", "binding", "bindings"),
+        *("subscription", "subscriptions"),
+        # the subscriber's column
+        *("subscriber", "subscribers", "client", "clients", "clientid", "consumer", "consumers"),
+        *("queue", "queues", "queuename", "destination", "name", "id", "user", "username"),
+        *("owner", "recipient", "target", "listener"),
+    }
+)
 
 
 def read_pairs(
@@ -52,6 +75,11 @@ def read_pairs(
     Traceback (most recent call last):
     ...
     ValueError: subs.csv:1: expected a header naming the columns pattern and subscriber (...), not [...]
+    >>> list(read_pairs(["filter\\tclient", "a.*\\tx"], "subs.tsv", ValueError))
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: subs.tsv:1: ['filter', 'client'] looks like a header, not a subscription: ...
     """
     if csv_format:
         reader = csv.reader(lines)
@@ -77,6 +105,12 @@ def read_pairs(
                     f"({HEADERS['csv']} for CSV, {HEADERS['tsv']} for TSV; other columns are "
                     f"ignored), not {row!r}"
                 )
+            if all(_folded(field) in COLUMN_NAMES for field in row):
+                raise error(
+                    f"{where}: {row!r} looks like a header, not a subscription: name the columns "
+                    f"with the first line {layout} (other columns are ignored); to keep this line "
+                    "as a subscription, put that header before it"
+                )
         if len(row) != width:
             expected = f"{width} fields, as the header" if width != 2 else f"2 fields ({layout})"
             raise error(f"{where}: expected {expected}, found {len(row)}")
@@ -87,6 +121,11 @@ def read_pairs(
             if value != value.strip():
                 raise error(f"{where}: the {what} {value!r} starts or ends with whitespace")
         yield reader.line_num, pattern, subscriber
+
+
+def _folded(field: str) -> str:
+    """``field`` as :data:`COLUMN_NAMES` holds names: lower case, without ``_``, ``-`` or spaces."""
+    return field.casefold().replace("_", "").replace("-", "").replace(" ", "")
 
 
 #: How many invalid patterns one error lists; the others are counted.
@@ -115,42 +154,86 @@ def invalid_patterns(listed: Sequence[str], total: int) -> str:
 _LOOKS = {"amqp": (".", ("*", "#")), "mqtt": ("/", ("+", "#")), "nats": (".", ("*", ">"))}
 #: How many patterns :func:`dialect_warning` looks at (the first ones): its cost is bounded.
 SAMPLE = 10_000
+#: The longest example pattern a warning quotes whole.
+_EXAMPLE = 60
 
 
 def dialect_warning(patterns: Iterable[str], dialect: str) -> str | None:
-    """A warning when most patterns look written for another dialect than ``dialect``: they use
-    another dialect's separator and not this one's, or a wildcard word this dialect does not have
-    (``+`` is a plain word in AMQP, ``>`` in AMQP and MQTT, ``#`` in NATS). Such patterns are
-    valid, and silently match other topics than their author meant. None when no other dialect
-    fits more than half of the first :data:`SAMPLE` patterns. O(their total length).
+    """A warning when patterns look written for another dialect than ``dialect``. Two signs, on
+    the first :data:`SAMPLE` patterns:
 
-    >>> print(dialect_warning(["sensors/+/temp", "sensors/#", "a/b"], "amqp"))
+    * any pattern with a word that is a wildcard of the other dialect and a plain word here
+      (``+`` in AMQP; ``>`` in AMQP and MQTT; ``*`` in MQTT; ``#`` in NATS), the words split
+      by either dialect's separator (``sensors/+/temp`` and ``sensors.+.temp`` in AMQP): one
+      such pattern is enough, as one ``orders.>`` read as AMQP silently matches only the topic
+      ``orders.>``;
+    * more than half of them with the other dialect's separator and not this one's (a ``/`` in
+      an AMQP routing key is a plain character, so only a majority tells).
+
+    Such patterns are valid, and match other topics than their author meant. The warning
+    counts them and quotes one; None when neither sign is there. O(their total length).
+
+    >>> print(dialect_warning(["orders.>", "stock.*", "a.b", "fx.#", "news.>"], "amqp"))
     ... # doctest: +NORMALIZE_WHITESPACE
-    3 of 3 patterns look like mqtt patterns (separator '/', wildcards + #), not amqp ones:
-    pass --dialect mqtt if they are
-    >>> dialect_warning(["stock.*.ibm", "stock.#"], "amqp") is None
+    2 of 5 patterns look like nats patterns, not amqp ones (2 with the word '>', a wildcard
+    in nats and a plain word in amqp, e.g. 'orders.>'): pass --dialect nats if they are
+    >>> dialect_warning(["stock.*.ibm", "stock.#", "a/b"], "amqp") is None
     True
     """
     sample = list(itertools.islice(patterns, SAMPLE))
     separator, wildcards = _LOOKS[dialect]
-    best, best_count = "", 0
+    best: tuple[int, int] = (0, 0)
+    found: list[tuple[str, list[str], list[str], set[str]]] = []
     for other, (other_separator, other_wildcards) in _LOOKS.items():
         if other == dialect:
             continue
         foreign = set(other_wildcards) - set(wildcards)
-        count = sum(
-            1
-            for pattern in sample
-            if (other_separator != separator and other_separator in pattern and separator not in pattern)
-            or not foreign.isdisjoint(pattern.split(other_separator))
-        )
-        if count > best_count:
-            best, best_count = other, count
-    if 2 * best_count <= len(sample):
+        wild: list[str] = []
+        parted: list[str] = []
+        words: set[str] = set()
+        for pattern in sample:
+            seen = foreign.intersection(pattern.split(other_separator))
+            if other_separator != separator:
+                seen |= foreign.intersection(pattern.split(separator))
+            if seen:
+                wild.append(pattern)
+                words |= seen
+            elif other_separator != separator and other_separator in pattern and separator not in pattern:
+                parted.append(pattern)
+        looks = len(wild) + len(parted)
+        if not wild and 2 * looks <= len(sample):
+            continue
+        score = (len(wild), looks)
+        if score > best:
+            best, found = score, []
+        if score == best:
+            found.append((other, wild, parted, words))
+    if not found:
         return None
-    other_separator, other_wildcards = _LOOKS[best]
+    other, wild, parted, words = found[0]
+    others = " or ".join(name for name, *_ in found)
+    looks = len(wild) + len(parted)
+    signs = []
+    if wild:
+        shown = " or ".join(repr(word) for word in sorted(words))
+        signs.append(
+            f"{len(wild):,} with the word {shown}, a wildcard in {others} and a plain word in {dialect}, "
+            f"e.g. {_example(wild[0])}"
+        )
+    if parted:
+        other_separator = _LOOKS[other][0]
+        signs.append(
+            f"{len(parted):,} with separator {other_separator!r} and no {separator!r}, "
+            f"e.g. {_example(parted[0])}"
+        )
+    how = " or ".join(f"--dialect {name}" for name, *_ in found)
+    them = f"looks like a {others} pattern" if looks == 1 else f"look like {others} patterns"
     return (
-        f"{best_count:,} of {len(sample):,} patterns look like {best} patterns (separator "
-        f"{other_separator!r}, wildcards {' '.join(other_wildcards)}), not {dialect} ones: "
-        f"pass --dialect {best} if they are"
+        f"{looks:,} of {counted(len(sample), 'pattern')} {them}, not {dialect} ones ({'; '.join(signs)}): "
+        f"pass {how} if they are"
     )
+
+
+def _example(pattern: str) -> str:
+    """``pattern`` quoted, cut short past :data:`_EXAMPLE` characters."""
+    return repr(pattern if len(pattern) <= _EXAMPLE else pattern[: _EXAMPLE - 3] + "...")

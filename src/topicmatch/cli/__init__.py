@@ -21,12 +21,33 @@ from ._demo import run_demo
 __all__ = ["main"]
 
 
+#: The algorithms ``match`` offers: all but inverted_bitmap, which needs every topic before its
+#: first lookup (its topic space), where ``match`` looks topics up one by one as they come.
+MATCH_ALGORITHMS = tuple(a for a in ALGORITHMS if a != "inverted_bitmap")
+
+
+def _algorithm(name: str) -> str:
+    """``--algorithm``'s value; inverted_bitmap refused saying why (argparse then checks the
+    choices)."""
+    if name == "inverted_bitmap":
+        raise argparse.ArgumentTypeError(
+            "inverted_bitmap needs every topic before the first lookup, and match looks them up as "
+            "they come: use another algorithm (the library's Matcher takes inverted_bitmap with topics=)"
+        )
+    return name
+
+
 def _add_matcher_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dialect", choices=DIALECTS, default="amqp", help="broker rules to follow (default: amqp)"
     )
     parser.add_argument(
-        "--algorithm", choices=ALGORITHMS, default="default", help="matching algorithm (default: default)"
+        "--algorithm",
+        type=_algorithm,
+        choices=MATCH_ALGORITHMS,
+        default="default",
+        help="matching algorithm (default: default); not inverted_bitmap, which needs every topic "
+        "before the first lookup, where match looks topics up as they come",
     )
     parser.add_argument(
         "--pedantic",
@@ -49,7 +70,9 @@ def _build_parser() -> argparse.ArgumentParser:
         help="print the subscribers of topics",
         description=(
             "Load subscriptions from a file (one 'pattern<TAB>subscriber' per line; blank lines are "
-            "skipped; an optional first line 'pattern<TAB>subscriber' is a header) and print the "
+            "skipped; an optional first line 'pattern<TAB>subscriber' is a header; a first line of "
+            "other column names, such as 'filter<TAB>client' or 'Topic<TAB>Queue', is refused, as it "
+            "would be read as a subscription: name the columns pattern<TAB>subscriber) and print the "
             "subscribers of each topic, given as arguments or, without arguments, one per line on "
             "standard input. Output: 'topic<TAB>subscribers' with the subscribers sorted and "
             "separated by spaces, a backslash, tab, newline or carriage return in a topic or a "
@@ -117,8 +140,6 @@ def _topics_from(args: Sequence[str], stdin: TextIO) -> Iterator[str]:
 
 
 def _run_match(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
-    if options.algorithm == "inverted_bitmap":
-        raise UsageError("inverted_bitmap needs its topic space up front; use another algorithm here")
     try:
         matcher = Matcher(options.algorithm, options.dialect, pedantic=options.pedantic)
     except TopicMatchError as error:

@@ -77,7 +77,9 @@ def add_commands(commands: Any) -> None:
         metavar="PATH",
         help="subscriptions, the format from the name's ending: .parquet (or a directory of it), .csv "
         "(with its header: pattern,subscriber), .json, .jsonl or .ndjson (JSON lines), .tsv or .txt "
-        "(pattern<TAB>subscriber, an optional header); another ending is refused",
+        "(pattern<TAB>subscriber, an optional header of those two names; a first line of other column "
+        "names, such as filter<TAB>client, is refused rather than read as a subscription); another "
+        "ending is refused",
     )
     route.add_argument("--out", required=True, metavar="DIR", help="output directory")
     route.add_argument(
