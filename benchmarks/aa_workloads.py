@@ -13,6 +13,11 @@ unmatched, churn). Writes the matrix's report to OUT (``default, again`` is one 
 then prints, per row and phase, the default's median ratio and its rounds against its copy,
 against itself without a cache and against the trie, and the copies' spread pooled over the
 cells with the rounds it takes to resolve 0.03 (``--from``: this summary of a run already in OUT).
+
+Figures: docs/performance.md, "Method" (the A/A spread; raw results in docs/results/workloads-aa/).
+It swaps the matrix's contenders for its own in this process (the matrix takes none from
+outside): listed in tests/test_architecture.py until ``topicmatch bench workloads`` can be given
+its contenders.
 """
 
 from __future__ import annotations
@@ -24,9 +29,9 @@ import statistics
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from topicmatch._progress import Progress
 from topicmatch.bench import workloads
 from topicmatch.bench.contenders import Contender, build
+from topicmatch.bench.report import Progress
 
 COPY = "default, again"
 CONTENDERS = ("default", COPY, "default, no cache", "trie")

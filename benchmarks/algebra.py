@@ -4,10 +4,13 @@
 
 Per call (median of ROUNDS, default 5, of 2,000 calls each): ``Dialect.overlaps`` and
 ``Dialect.covers`` on typical pairs (MQTT ACL-style filters, AMQP patterns with several '#', a
-NATS pair with '>'). Then ``Matcher.overlapping`` on the broker table of
-``benchmarks/broker_api.py`` (100,000 MQTT subscriptions): the default's walk of the trie
-against the scan every other algorithm does (the naive one here), medians of 3; the answers
-are compared.
+NATS pair with '>'). Then ``Matcher.overlapping`` on the broker table of ``broker_api.py``
+(``_common.broker_pairs``, 100,000 MQTT subscriptions): the default's walk of the trie against
+the scan every other algorithm does (the naive one here), medians of 3; the answers are
+compared.
+
+Figures: README.md (``Matcher.overlapping`` at 100k subscriptions); no run is committed
+(docs/performance.md, "Other experiments").
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import statistics
 import sys
 import time
 
-from broker_api import broker_pairs
+from _common import broker_pairs
 
 from topicmatch import Matcher, make_dialect
 

@@ -9,6 +9,9 @@ of a plain scan: the filter split once, then every stored topic split and compar
 level (``+``, ``#``, MQTT's ``$`` rule) in one dict comprehension, the cheapest correct scan a
 broker can write in Python. Both answers are compared. The ratio is index / scan: at most about
 1 for every filter is the target.
+
+Figures: README.md (``TopicIndex``) and ``topicmatch._topic_index``; no run is committed
+(docs/performance.md, "Other experiments").
 """
 
 from __future__ import annotations

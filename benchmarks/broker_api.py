@@ -1,87 +1,49 @@
 """What a broker's own code pays: bulk building, snapshots, dropping a client, at 100k and 1M.
 
-    .venv/bin/python benchmarks/broker_api.py [SUBSCRIPTIONS ...] [--rounds R]
+    .venv/bin/python benchmarks/broker_api.py [SUBSCRIPTIONS ...] [--rounds R] [--only PART]
 
-The workload of a broker or gateway written in Python (issue 12's): SUBSCRIPTIONS MQTT
-subscriptions (default 100,000 and 1,000,000) from SUBSCRIPTIONS / 20 clients, each client with
-20 filters: 60 % a device's own literal (``devices/d123/cmd``), 30 % one level wild
-(``site/17/+/temp``), 10 % a fleet's subtree (``fleet/3/#``). Every figure is the median of R
-rounds (default 3); variants compared in one round are alternated.
+The workload of a broker or gateway written in Python: SUBSCRIPTIONS MQTT subscriptions
+(default 100,000 and 1,000,000) from SUBSCRIPTIONS / 20 clients, each client with 20 filters
+(``_common.broker_pairs``: 60 % a device's own literal, 30 % one level wild, 10 % a fleet's
+subtree). Every figure is the median of R rounds (default 3); variants compared in one round
+are alternated.
 
-1. Building: ``subscribe`` pair by pair (the collector on, as a caller's loop runs),
-   ``subscribe_many`` (the collector paused inside), and ``subscribe_many`` with the pause
-   switched off, to show what it buys. Default matcher.
-2. Snapshots: ``snapshot()`` on default, trie and cstrie, the first write after it (which copies
-   the nodes on its path) and the next one; ``subscriptions()``.
+1. Building (``build``): ``subscribe`` pair by pair with the collector on (as a caller's loop
+   runs), the same loop inside ``topicmatch.collector_paused()``, and ``subscribe_many`` (which
+   pauses the collector inside): what the pause buys. Default matcher.
+2. Snapshots (``snapshots``): ``snapshot()`` on default, trie and cstrie, the first write after
+   it (which copies the nodes on its path) and the next one; ``subscriptions()``.
 3. Lookups of 4 reader threads while a fifth thread takes snapshots back to back, against the
-   same readers alone (lookups/s of the 4 together over 2 s each, after a 2 s warm-up, the two
-   alternated twice, medians).
-4. Dropping a client: ``unsubscribe_all`` per client (the mean over 1,000 clients), against
-   what a caller had to do before: find the client's patterns in ``subscriptions()`` and
-   ``unsubscribe`` each.
-5. Memory of the index of each subscriber's patterns (``topicmatch._by_subscriber``), traced
-   with tracemalloc, against the whole matcher's.
+   same readers alone (``readers``: lookups/s of the 4 together over 2 s each, after a 2 s
+   warm-up, the two alternated twice, medians).
+4. Dropping a client (``drop``): ``unsubscribe_all`` per client (the mean over 1,000 clients),
+   against what a caller had to do without it: find the client's patterns in
+   ``subscriptions()`` and ``unsubscribe`` each.
+5. Memory (``memory``): the default matcher's traced bytes (tracemalloc), in all and per
+   subscription, the index of each subscriber's patterns included.
+
+Figures: README.md ("What each call costs") and docs/implementation.md cite it; no run is
+committed (docs/performance.md, "Other experiments"). ``topicmatch._collector`` and
+``topicmatch._by_subscriber`` cite parts 1 and 5.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import gc
 import random
 import statistics
 import threading
 import time
 import tracemalloc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import partial
 
-from topicmatch import Matcher, _matcher
+from _common import CLIENT_FILTERS, broker_pairs, broker_topics
 
-CLIENT_FILTERS = 20
+from topicmatch import Matcher, collector_paused
+
 READERS = 4
-
-
-def broker_pairs(n: int, seed: int = 5) -> list[tuple[str, str]]:
-    """``n`` (filter, client) pairs: n / 20 clients of 20 filters each (module docstring)."""
-    rng = random.Random(seed)
-    pairs = []
-    for i in range(n):
-        client = f"client-{i // CLIENT_FILTERS}"
-        kind = rng.random()
-        if kind < 0.6:
-            pattern = f"devices/d{rng.randrange(n)}/cmd"
-        elif kind < 0.9:
-            pattern = f"site/{rng.randrange(500)}/+/{rng.choice(('temp', 'hum', 'co2'))}"
-        else:
-            pattern = f"fleet/{rng.randrange(100)}/#"
-        pairs.append((pattern, client))
-    return pairs
-
-
-def topics_for(n: int, count: int, seed: int = 6) -> list[str]:
-    rng = random.Random(seed)
-    out = []
-    for _ in range(count):
-        kind = rng.random()
-        if kind < 0.5:
-            out.append(f"devices/d{rng.randrange(n)}/cmd")
-        elif kind < 0.9:
-            out.append(f"site/{rng.randrange(500)}/room{rng.randrange(50)}/{rng.choice(('temp', 'hum'))}")
-        else:
-            out.append(f"fleet/{rng.randrange(100)}/truck{rng.randrange(1000)}/gps")
-    return out
-
-
-@contextlib.contextmanager
-def _collector_not_paused() -> Iterator[None]:
-    # _matcher imported collector_paused by name: replace it there (a private name, hence getattr).
-    saved = getattr(_matcher, "collector_paused")  # noqa: B009
-    setattr(_matcher, "collector_paused", contextlib.nullcontext)  # noqa: B010
-    try:
-        yield
-    finally:
-        setattr(_matcher, "collector_paused", saved)  # noqa: B010
 
 
 def _seconds(fn: Callable[[], object]) -> float:
@@ -96,17 +58,17 @@ def building(pairs: list[tuple[str, str]], rounds: int) -> dict[str, float]:
         for pattern, client in pairs:
             m.subscribe(pattern, client)
 
+    def loop_paused() -> None:
+        with collector_paused():
+            loop()
+
     def many() -> None:
         Matcher("default", "mqtt").subscribe_many(pairs)
 
-    def many_unpaused() -> None:
-        with _collector_not_paused():
-            Matcher("default", "mqtt").subscribe_many(pairs)
-
     variants = {
         "subscribe, pair by pair": loop,
+        "subscribe in collector_paused()": loop_paused,
         "subscribe_many (collector paused)": many,
-        "subscribe_many, collector on": many_unpaused,
     }
     times: dict[str, list[float]] = {name: [] for name in variants}
     for r in range(rounds):
@@ -168,7 +130,7 @@ def _readers(m: Matcher[str], topics: list[str], snapshotting: bool) -> tuple[fl
 def readers_under_snapshots(pairs: list[tuple[str, str]], n: int) -> dict[str, float]:
     m: Matcher[str] = Matcher("default", "mqtt")
     m.subscribe_many(pairs)
-    topics = topics_for(n, 20_000)
+    topics = broker_topics(n, 20_000)
     _readers(m, topics, False)  # warm-up: the first lookups of new topics teach the DFA and cache
     alone, together, taken = [], [], []
     for _ in range(2):  # alternated, medians: the machine drifts over seconds
@@ -212,19 +174,9 @@ def dropping(pairs: list[tuple[str, str]], rounds: int) -> dict[str, float]:
 
 
 def memory(pairs: list[tuple[str, str]]) -> dict[str, int]:
-    from topicmatch._by_subscriber import BySubscriber  # noqa: PLC0415  (write_cost.py imports this module on older versions)
-
     gc.collect()
     tracemalloc.start()
     try:
-        by = BySubscriber()
-        for pattern, client in pairs:
-            by.add(client, pattern)
-        gc.collect()
-        index_bytes = tracemalloc.get_traced_memory()[0]
-        del by
-        gc.collect()
-        tracemalloc.reset_peak()
         base = tracemalloc.get_traced_memory()[0]
         m: Matcher[str] = Matcher("default", "mqtt")
         m.subscribe_many(pairs)
@@ -233,7 +185,7 @@ def memory(pairs: list[tuple[str, str]]) -> dict[str, int]:
         del m
     finally:
         tracemalloc.stop()
-    return {"by-subscriber index": index_bytes, "whole default matcher (index included)": matcher_bytes}
+    return {"whole default matcher": matcher_bytes}
 
 
 def main() -> None:

@@ -11,6 +11,9 @@ warm-up pass; per round, one pass over the 200,000 topics. Reported per round: l
 time spent in collections (``gc.callbacks``) and the number of full (generation 2) collections;
 medians of ROUNDS (default 7). Public API only, so that the same script measures an older
 checkout. Nothing is frozen: the collector runs as in an application.
+
+Figures: ``topicmatch._cache`` and ``topicmatch._topic_trie`` (why the cache's index makes
+nothing the collector tracks); no run is committed (docs/performance.md, "Other experiments").
 """
 
 from __future__ import annotations

@@ -15,6 +15,9 @@ The default matcher with its cache off and at several sizes, all built first, th
 round after round in rotated order (ROUNDS, default 7, after a warm-up round). Reported: each
 variant's median rate, and the median over the rounds of its rate divided by the cache-off
 matcher's in the same round. The cyclic collector runs as in an application (nothing is frozen).
+
+Figures: ``topicmatch._matcher`` (``DEFAULT_CACHE_SIZE``); no run is committed
+(docs/performance.md, "Other experiments").
 """
 
 from __future__ import annotations

@@ -8,6 +8,9 @@ default with its cache), and the time to subscribe the 1,000 patterns; median of
 runs after one warm-up run. The machine, the Python version and the load average are printed
 with the table, and every figure is also given as a ratio to the trie measured in the same run,
 because the machines are shared and noisy.
+
+Figures: none committed (docs/performance.md, "Other experiments"); the algorithms' rates
+of the current run are the workload matrix's.
 """
 
 from __future__ import annotations

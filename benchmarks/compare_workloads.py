@@ -9,6 +9,8 @@ its ratio compares two runs made on different machines or at different loads; th
 only runs of one machine. A run in the matrix's earlier format counts as steady state only.
 Prints a Markdown table (docs/compiled.md uses it for the compiled
 and the pure build).
+
+Figures: docs/compiled.md (the compiled and the pure build's whole runs side by side).
 """
 
 from __future__ import annotations

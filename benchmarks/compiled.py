@@ -28,6 +28,10 @@ matrix's *distinct-10k* row (10,000 MQTT filters of 5 levels, every topic new) u
 * ``memory``: bytes per subscription at 1,000,000 (``topicmatch bench memory``'s method: AMQP
   patterns of the ``realistic`` workload subscribed one by one under ``tracemalloc``), trie and
   default, once per build (not a timing: no rounds).
+
+Figures: docs/compiled.md ("Measurements"); ``topicmatch._walk`` cites its memory figure. Its
+*trie walk* reads the index behind a matcher (the walk alone has no public name): the one
+private name here, listed in tests/test_architecture.py.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ from typing import Any
 import topicmatch
 from topicmatch import Matcher
 from topicmatch.bench import shapes
-from topicmatch.bench.contenders import _Paho
+from topicmatch.bench.contenders import build
 from topicmatch.bench.shapes import realistic
 
 PER_ROUND = 2_000
@@ -144,9 +148,7 @@ class _Child:
 
     def paho(self, r: int) -> dict[str, float]:
         if "paho" not in self.made:
-            self.made["paho"] = paho = _Paho()
-            for pattern, subscriber in self.shape.pairs:
-                paho.subscribe(pattern, subscriber)
+            self.made["paho"] = build("paho", "mqtt", self.shape.pairs, lambda: (), float("inf"))
             self.made["steady"] = steady = Matcher(dialect="mqtt")
             steady.subscribe_many(self.shape.pairs)
             for topic in self.shape.topics[:STEADY]:

@@ -24,6 +24,10 @@ sizes: ``distinct-10k``, ``distinct-100k`` (MQTT filters, topics seen once), ``u
 (the unmatched row's 20,000 filters, topics seen once that match nobody: the cheapest lookups),
 ``unmatched``, ``zipf``, ``study`` (topics that repeat). Churn is left out (its writes are paced
 by the clock, so two runs differ) and so is the million (a build under valgrind takes an hour).
+Rows from ``_common.matrix_shape``.
+
+Figures: none of the current engine committed (docs/performance.md, "The default engine");
+docs/implementation.md and ``topicmatch._cache`` (``QUIET_CHUNK``) cite what it counts.
 """
 
 from __future__ import annotations
@@ -35,27 +39,19 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-import default_parts  # benchmarks/default_parts.py, beside this script
+from _common import MATRIX_ROWS, matrix_shape
 
 from topicmatch import Matcher
-from topicmatch.bench import shapes
 
 VARIANTS = ("default", "no cache", "trie")
-ROWS = ("distinct-10k", "distinct-100k", "unmatched-once", "unmatched", "zipf", "study")
+ROWS = MATRIX_ROWS
 COUNTS = (0, 10_000, 100_000, 200_000)  # lookups per run: phases are differences of these
 PHASES = (("first 10,000", 0, 10_000), ("first 100,000", 0, 100_000), ("steady", 100_000, 200_000))
 
 
-def _shape(row: str) -> shapes.Shape:
-    """The row's shape: :mod:`default_parts`'s, under the workload matrix's row names."""
-    if row not in ROWS:
-        raise SystemExit(f"unknown row {row!r}; choose from {', '.join(ROWS)}")
-    return default_parts._shape("distinct" if row == "distinct-10k" else row)
-
-
 def _child(row: str, variant: str, count: int) -> None:
     """Build the row's matcher and do its first ``count`` lookups (under valgrind)."""
-    shape = _shape(row)
+    shape = matrix_shape(row)
     if variant == "trie":
         m: Matcher[object] = Matcher("trie", shape.dialect)
     else:

@@ -7,6 +7,8 @@ the cache holds every topic, the rates of: ``lookup`` called in a loop; ``lookup
 list; and two floors that no Python matcher can beat, a plain dict of the answers read with
 ``list(map(d.__getitem__, topics))`` (one C loop, no Python code per topic) and with a list
 comprehension (one bytecode loop). Medians of ROUNDS (default 15) alternated rounds.
+
+Figures: none committed (docs/performance.md, "Other experiments").
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ pairs. Popular patterns have many subscribers in generated (Zipf) data, and addi
 subscribers to one pattern one by one replaces its frozenset k times: O(k^2).
 Both variants alternated in every round, the collector run before each, the collector paused
 during each build as the worker pauses it; medians.
+
+Figures: docs/pipeline.md (a worker's build).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from topicmatch import Matcher
-from topicmatch.spark._subscriptions import Subscriptions
+from topicmatch.spark import Subscriptions
 
 
 def main() -> None:

@@ -8,8 +8,10 @@ and the lookups of its ``churn`` row (300,000 filters, Zipf-drawn topics matchin
 subscribers each; here without the writes, which the matrix interleaves), the time per lookup of:
 paho's ``MQTTMatcher`` (``iter_match``, drained into a set); topicmatch's ``trie`` and ``default``;
 and three floors of any topicmatch lookup: ``Matcher.lookup`` on a matcher with no subscriptions
-(validate, split, call the index, find nothing), the dialect's topic parser alone, and the one
-union of the subscriber sets the trie's walk gathered for the topic (a lookup must return one set);
+(validate, split, call the index, find nothing), the dialect's topic parser alone
+(``Dialect.topic_parser()``), and the one union of the subscriber sets of the patterns that
+match the topic (a lookup must return one set; the patterns found beforehand by a matcher whose
+subscribers are the patterns themselves);
 and the trie *warm*: the same number of lookups, of the row's first 50 topics over and over
 (through one more call), so that the nodes they walk stay in the CPU's caches: against ``trie``,
 what reading the table from memory costs. Each round runs every variant once on the same 2,000
@@ -17,7 +19,11 @@ topics, in rotated order, on topics no variant has seen (distinct) or from the r
 list; medians over ROUNDS (default 31) rounds, and the median of each round's ratio of paho's time
 to the variant's (above 2: the 2x target met). ROWs: ``distinct-10k``, ``distinct-100k``,
 ``unmatched``, ``churn`` (all by default). With ``PYTHONPATH=OTHER/src``, it measures another
-version of topicmatch (the before and after of a change, alternated).
+version of topicmatch. Public names only.
+
+Figures: docs/implementation.md (a lookup on distinct-100k, and its *trie warm* line) and
+``topicmatch._walk.finish_leaves``; no run is committed (docs/performance.md, "Other
+experiments").
 """
 
 from __future__ import annotations
@@ -30,36 +36,28 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from topicmatch import Matcher
-from topicmatch._walk import finish_leaves, subs_of
+from topicmatch import Matcher, make_dialect
 from topicmatch.bench import shapes
-from topicmatch.bench.contenders import _Paho
+from topicmatch.bench.contenders import build
 
 PER_ROUND = 2_000
 
 
-def _gathered(m: Matcher, topics: list[str]) -> dict[str, list[frozenset[Any]]]:
-    """The subscriber sets the trie's walk gathers for each topic (what its union is made of)."""
-    index: Any = m._index
-    out = {}
-    for topic in topics:
-        found: list[frozenset[Any]] = []
-        words = m._parse_topic(topic) or []
-        if index._root.hash is not None:
-            found.append(subs_of(index._root.hash))
-        finish_leaves([index._root], found, words)
-        out[topic] = found
-    return out
+def _gathered(trie: Matcher, topics: list[str]) -> dict[str, list[frozenset[Any]]]:
+    """The subscriber sets of the patterns matching each topic (what its union is made of)."""
+    table = trie.subscriptions()
+    patterns: Matcher[str] = Matcher("trie", "mqtt")
+    patterns.subscribe_many((pattern, pattern) for pattern in table)
+    return {topic: [table[p] for p in patterns.lookup(topic)] for topic in topics}
 
 
 def _variants(shape: shapes.Shape) -> dict[str, Callable[[], Callable[[str], Any]]]:
-    paho = _Paho()
-    for pattern, subscriber in shape.pairs:
-        paho.subscribe(pattern, subscriber)
+    paho = build("paho", "mqtt", shape.pairs, lambda: (), float("inf"))
     trie, default = Matcher("trie", "mqtt"), Matcher(dialect="mqtt")
     for m in (trie, default):
         m.subscribe_many(shape.pairs)
     empty = Matcher(dialect="mqtt")
+    parse = make_dialect("mqtt").topic_parser()
     gathered = _gathered(trie, list(dict.fromkeys(shape.topics)))
     union = frozenset().union
 
@@ -81,7 +79,7 @@ def _variants(shape: shapes.Shape) -> dict[str, Callable[[], Callable[[str], Any
         "trie warm (50 topics repeated)": lambda: trie_warm,
         "default": lambda: default.lookup,
         "floor: lookup, no subscriptions": lambda: empty.lookup,
-        "floor: parse the topic only": lambda: empty._parse_topic,
+        "floor: parse the topic only": lambda: parse,
         "floor: the union of the sets found": lambda: union_only,
     }
 

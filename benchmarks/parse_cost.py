@@ -8,6 +8,8 @@ wildcard) through ``parse_pattern`` (what every subscribe pays), and the literal
 ``parse_topic`` (the full validation, which the lookup's ``topic_parser`` skips for ordinary
 topics): nanoseconds per call, the best of 7 repeats. Public API only (``make_dialect``), so the
 same script measures an older checkout.
+
+Figures: none committed (docs/performance.md, "Other experiments").
 """
 
 from __future__ import annotations

@@ -33,6 +33,10 @@ the JVM's heap collected before every run), each ``route`` cold in the workers:
 
 Printed per variant: median wall time, median CPU-seconds of the JVM and of the Python
 workers (from ``/proc`` around each run; Linux only), and the output's size.
+
+Figures: docs/pipeline.md (where a ``route`` job's time goes). It reaches into the Spark
+pipeline's private modules, whose insides it measures: listed in tests/test_architecture.py
+until it moves into ``topicmatch.spark`` beside the pipeline's own benchmark.
 """
 
 from __future__ import annotations

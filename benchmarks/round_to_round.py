@@ -8,6 +8,9 @@ each round with the result cache's size, the young collections the round trigger
 of what it allocated) and the time of its full collections (a ``gc.callbacks`` hook). With
 ``--collector-off`` the cyclic collector is off during the rounds (what part of the swing is
 its collections).
+
+Figures: README.md (the paho adapter's rates over a fresh matcher's first lookups); no run
+is committed (docs/performance.md, "Other experiments").
 """
 
 from __future__ import annotations

@@ -9,6 +9,11 @@ writes it):
 
     .venv/bin/python benchmarks/shard_memory.py \\
         out/bench/pipeline-scale/data/tenants2Mx2M/subscriptions.parquet
+
+Figures: ``topicmatch.spark``'s worker (what a full collection after a dropped shard costs);
+no run is committed. It reaches into the Spark pipeline's private modules: listed in
+tests/test_architecture.py until it moves into ``topicmatch.spark`` beside the pipeline's own
+benchmark.
 """
 
 from __future__ import annotations

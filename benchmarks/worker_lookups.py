@@ -22,6 +22,11 @@ fresh matcher, with two older matchers kept alive as a worker keeps its last ver
 * ``one by one, gc on``: the same with the collector left running (the path before both).
 
 Printed: median seconds of the build and of the pass, per variant, and their ratios.
+
+Figures: docs/pipeline.md (a Spark worker's lookups), ``topicmatch._dfa`` and
+``topicmatch.spark``'s worker. It reaches into the Spark worker's and the DFA's private names,
+whose insides it measures: listed in tests/test_architecture.py until it moves into
+``topicmatch.spark`` beside the pipeline's own benchmark.
 """
 
 from __future__ import annotations

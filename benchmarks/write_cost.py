@@ -3,11 +3,15 @@
     .venv/bin/python benchmarks/write_cost.py [ROUNDS]
     PYTHONPATH=OTHER/src .venv/bin/python benchmarks/write_cost.py [ROUNDS]   # another version
 
-The 100,000 subscriptions of ``broker_api.py`` (5,000 MQTT clients of 20 filters), built with
-``subscribe``; then, per round, 20,000 new device literals subscribed and unsubscribed again (two
-new trie nodes each, pruned again): the mean time per write, for the default and the trie, the
-collector on (as a program runs) and off (the structure's own cost). Medians of ROUNDS (default
-5). Public API only, so that the same script measures an older checkout.
+The 100,000 subscriptions of ``broker_api.py`` (``_common.broker_pairs``: 5,000 MQTT clients of
+20 filters), built with ``subscribe``; then, per round, 20,000 new device literals subscribed and
+unsubscribed again (two new trie nodes each, pruned again): the mean time per write, for the
+default and the trie, the collector on (as a program runs) and off (the structure's own cost).
+Medians of ROUNDS (default 5). Public API only, so that the same script measures an older
+checkout.
+
+Figures: ``topicmatch._versions`` (what the write discipline costs a write); no run is
+committed (docs/performance.md, "Other experiments").
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import statistics
 import sys
 import time
 
-from broker_api import broker_pairs
+from _common import broker_pairs
 
 from topicmatch import Matcher
 
