@@ -105,3 +105,39 @@ def test_keys_rabbitmq_cannot_carry(installed: None) -> None:
         exchange.prepare_bind("q", "x", "k" * 256, {})
     with pytest.raises(InvalidTopicError):
         exchange.lookup([], "x", "k" * 256, None)
+
+
+def test_install_applies_to_a_channel_already_open() -> None:
+    """A channel opened before install() follows it from its next publish, with the bindings it
+    made before (nothing lost); install(exchange_type=previous) puts kombu's rules back on it."""
+    assert virtual.Channel.exchange_types["topic"] is KombuTopicExchange
+    tag = uuid.uuid4().hex
+    exchange = Exchange(f"x-{tag}", type="topic")
+    orders = Queue(f"orders-{tag}", exchange, routing_key="orders.#")
+    with Connection("memory://") as connection:
+        channel = connection.default_channel
+        orders(channel).declare()  # bound under kombu's rules
+        producer = connection.Producer(channel)
+
+        def delivered(key: str, queue: Queue = orders) -> list[str]:
+            producer.publish({"key": key}, exchange=exchange, routing_key=key)
+            bound = queue(channel)
+            got = []
+            while (message := bound.get(no_ack=True)) is not None:
+                got.append(message.payload["key"])
+            return got
+
+        assert delivered("orders") == []  # kombu's own: 'orders.#' misses 'orders'
+        previous = install()
+        try:
+            assert delivered("orders") == ["orders"]  # RabbitMQ's rules, on the binding made before
+            assert delivered("orders.new.eu") == ["orders.new.eu"]
+            assert isinstance(channel.typeof(exchange.name), TopicExchange)
+            later = Queue(f"later-{tag}", exchange, routing_key="*.paid")
+            later(channel).declare()  # bound after install, beside the one before
+            assert delivered("orders.paid", later) == ["orders.paid"]
+            assert delivered("x") == ["orders.paid"]  # both bindings delivered it, once each
+        finally:
+            assert install(exchange_type=previous) is TopicExchange
+        assert delivered("orders") == []  # kombu's rules back on the same open channel
+        assert type(channel.typeof(exchange.name)) is KombuTopicExchange

@@ -4,11 +4,17 @@ kombu's virtual transports (memory, Redis, SQS, filesystem, ...) route a topic e
 ``kombu.transport.virtual.exchange.TopicExchange``: one regular expression per binding, tried
 one after another on every publish, and rules of its own: ``#`` never matches zero words next
 to a dot, so ``a.#`` does not match ``a`` (RabbitMQ delivers it), and disagrees with RabbitMQ on
-about one small pattern-key pair in nine. Install this one in one line, before the connection
-opens its channels::
+about one small pattern-key pair in nine. Install this one in one line::
 
     import topicmatch.compat.kombu
     topicmatch.compat.kombu.install()   # every virtual transport's topic exchanges, from now on
+
+Channels opened before :func:`install` follow it too, from their next declare, bind or
+publish: a channel makes its exchange types when it opens (``Channel.exchange_types``, one
+instance each), and kombu reaches them through ``Channel.typeof``, which :func:`install` wraps
+so that an open channel's topic exchange is replaced when it is not of the type installed now.
+Nothing is lost in the change: the bindings are the transport's (its tables), not the exchange
+type's, and the new one reads them on its first publish.
 
 Bindings then match as RabbitMQ's topic exchange matches them (the ``amqp`` dialect of
 :class:`~topicmatch.Matcher`, checked against a real RabbitMQ in tests/brokers), and a publish
@@ -29,6 +35,7 @@ Errors: a binding key RabbitMQ could not carry (over 255 bytes of UTF-8) raises
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from topicmatch import Matcher, make_dialect
@@ -118,7 +125,24 @@ def install(channel: type[Any] = virtual.Channel, exchange_type: type[Any] = Top
     """Make ``exchange_type`` (:class:`TopicExchange`) the ``topic`` exchange type of ``channel``
     (kombu's virtual ``Channel``, whose table every virtual transport's channel inherits, by
     default) and return the class it replaces: ``install(exchange_type=previous)`` puts it
-    back. Channels opened afterwards use it."""
+    back. Channels already open follow too, from their next declare, bind or publish (module
+    docstring)."""
     previous: type[Any] = channel.exchange_types["topic"]
     channel.exchange_types["topic"] = exchange_type
+    virtual.Channel.typeof = _typeof  # type: ignore[method-assign]
     return previous
+
+
+#: kombu's ``Channel.typeof``, which :func:`_typeof` wraps (no virtual transport overrides it).
+_KOMBUS_TYPEOF: Callable[[Any, str, str], Any] = virtual.Channel.typeof
+
+
+def _typeof(self: Any, exchange: str, default: str = "direct") -> Any:
+    """kombu's ``Channel.typeof`` (the exchange type instance of ``exchange``), the channel's
+    topic one replaced first when it is not of the class installed now: the channel opened
+    before :func:`install` (or before ``install(exchange_type=previous)``)."""
+    found = _KOMBUS_TYPEOF(self, exchange, default)
+    installed = type(self).exchange_types.get("topic")
+    if found.type == "topic" and installed is not None and type(found) is not installed:
+        found = self.exchange_types["topic"] = installed(self)
+    return found
