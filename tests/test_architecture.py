@@ -1,4 +1,5 @@
-"""The layering of docs/architecture.md, checked on every module of both distributions.
+"""The layering of docs/architecture.md, checked on every module of both distributions, and the
+scripts of benchmarks/ held to topicmatch's public names.
 
 An import is every ``import`` and ``from ... import`` a module holds (those for type checkers
 under ``if TYPE_CHECKING:`` included) and every string that names a module of ours whole
@@ -188,3 +189,230 @@ def test_the_public_names_are_listed_once() -> None:
             assert value.__module__ == "topicmatch", name
     source = (PACKAGE / "__init__.py").read_text(encoding="utf-8")
     assert source.count('"Matcher"') == 1
+
+
+# -- benchmarks/: scripts on the public API -------------------------------------------------------
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+#: What benchmarks/ shares, imported by the scripts (not a script).
+SHARED = "_common"
+#: The scripts that still reach a private name of topicmatch, each with exactly what it reaches
+#: and why. The list only shrinks: a script that reaches more fails, and so does one that no
+#: longer needs what is listed for it, until it is taken off.
+NOT_YET_PUBLIC: dict[str, tuple[frozenset[str], str]] = {
+    "aa_workloads.py": (
+        frozenset(
+            {"patches topicmatch.bench.workloads.build", "patches topicmatch.bench.workloads.contenders_for"}
+        ),
+        "the matrix takes no contenders from outside; gone once `bench workloads` can be given them",
+    ),
+    "compiled.py": (
+        frozenset({"._index"}),
+        "the trie's walk alone (docs/compiled.md, *trie walk*) has no public name",
+    ),
+    "pipeline_costs.py": (
+        frozenset(
+            {
+                "._COMPILED",
+                "._cyclic_gc_paused",
+                "._jvm",
+                "._pinned_for_bench",
+                "._walker",
+                "imports topicmatch.spark._io",
+                "imports topicmatch.spark._route",
+                "imports topicmatch.spark._session",
+                "imports topicmatch.spark._subscriptions",
+                "imports topicmatch.spark._worker",
+                "patches topicmatch.spark._route.RouteFunction",
+                "patches topicmatch.spark._worker._cyclic_gc_paused",
+                "patches topicmatch.spark._worker._pinned_for_bench",
+            }
+        ),
+        "measures the Spark pipeline's insides: moves into topicmatch.spark (_bench_*)",
+    ),
+    "shard_memory.py": (
+        frozenset({"imports topicmatch.spark._plan", "imports topicmatch.spark._worker"}),
+        "measures the Spark worker's shards: moves into topicmatch.spark (_bench_*)",
+    ),
+    "worker_lookups.py": (
+        frozenset(
+            {
+                "._cyclic_gc_paused",
+                "._remember",
+                "._step",
+                "._walker",
+                "imports topicmatch._dfa",
+                "imports topicmatch._walk",
+                "imports topicmatch.spark._levels",
+                "imports topicmatch.spark._subscriptions",
+                "imports topicmatch.spark._worker",
+                "patches topicmatch._dfa.DFA._step",
+                "patches topicmatch.spark._levels.factorize",
+                "patches topicmatch.spark._worker._cyclic_gc_paused",
+                "patches topicmatch.spark._worker.factorize",
+            }
+        ),
+        "measures the Spark worker's and the DFA's insides: moves into topicmatch.spark (_bench_*)",
+    ),
+}
+
+
+def _bound_to_ours(tree: ast.AST) -> dict[str, str]:
+    """Local name -> the module or object of ours it was imported as."""
+    bound: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "topicmatch":
+                    local = alias.asname or alias.name.split(".")[0]
+                    bound[local] = alias.name if alias.asname else local
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "topicmatch":
+            for alias in node.names:
+                bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return bound
+
+
+def _offences(source: str) -> set[str]:
+    """What a benchmark reaches beyond topicmatch's public names: private modules and names
+    imported (code in strings that children run included), any ``x._name`` (but ``os._exit``),
+    and a store into or ``setattr`` on anything imported from topicmatch (a monkeypatch)."""
+    tree = ast.parse(source)
+    found: set[str] = set()
+    trees = [tree] + [
+        inner
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "import" in node.value
+        for inner in _parsed(node.value)
+    ]
+    for each in trees:
+        bound = _bound_to_ours(each)
+        for node in ast.walk(each):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                modules = (
+                    [alias.name for alias in node.names]
+                    if isinstance(node, ast.Import)
+                    else [f"{node.module}.{alias.name}" for alias in node.names]
+                )
+                for module in modules:
+                    if module.split(".")[0] == "topicmatch":
+                        private = next((part for part in module.split(".")[1:] if part.startswith("_")), None)
+                        if private is not None:
+                            found.add(f"imports {module.partition('.' + private)[0]}.{private}")
+            elif (
+                isinstance(node, ast.Constant) and isinstance(node.value, str) and _OURS.fullmatch(node.value)
+            ):
+                if not _public(node.value):
+                    found.add(f"names {node.value}")
+            elif isinstance(node, ast.Attribute) and _private_attribute(node):
+                found.add(f".{node.attr}")
+            for target in _stored_into(node):
+                if (
+                    isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id in bound
+                ):
+                    found.add(f"patches {bound[target.value.id]}.{target.attr}")
+    return found
+
+
+def _private_attribute(node: ast.Attribute) -> bool:
+    """``x._name`` (not a dunder); ``os._exit``, which a forked child ends with, is allowed."""
+    if not node.attr.startswith("_") or node.attr.startswith("__"):
+        return False
+    return not (isinstance(node.value, ast.Name) and node.value.id == "os" and node.attr == "_exit")
+
+
+def _stored_into(node: ast.AST) -> list[ast.expr]:
+    """The targets ``node`` stores into or deletes (``setattr(x, ...)``: an attribute of x)."""
+    if isinstance(node, ast.Assign | ast.Delete):
+        return list(node.targets)
+    if isinstance(node, ast.AugAssign | ast.AnnAssign):
+        return [node.target]
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("setattr", "delattr")
+    ):
+        return [ast.Attribute(value=node.args[0], attr="?")] if node.args else []
+    return []
+
+
+def _parsed(text: str) -> list[ast.AST]:
+    """``text`` as a module, if it is Python code (a child's program), else nothing."""
+    try:
+        return [ast.parse(text)]
+    except SyntaxError:
+        return []
+
+
+def _benchmarks() -> list[Path]:
+    return sorted(p for p in BENCHMARKS.glob("*.py") if p.stem != SHARED)
+
+
+def test_benchmarks_use_topicmatchs_public_names() -> None:
+    """A benchmark measures what a user can call: no private module or name of topicmatch, no
+    monkeypatch of its internals, but as NOT_YET_PUBLIC lists (and exactly that)."""
+    scripts = _benchmarks()
+    assert len(scripts) > 10
+    for path in [*scripts, BENCHMARKS / f"{SHARED}.py"]:
+        found = _offences(path.read_text(encoding="utf-8"))
+        allowed = NOT_YET_PUBLIC.get(path.name, (frozenset(), ""))[0]
+        assert found == allowed, (
+            path.name,
+            sorted(found - allowed),
+            "no longer needed:",
+            sorted(allowed - found),
+        )
+    assert set(NOT_YET_PUBLIC) <= {p.name for p in scripts}
+
+
+def test_no_benchmark_imports_another() -> None:
+    """What scripts share is in benchmarks/_common.py; a script is not a library."""
+    names = {p.stem for p in _benchmarks()}
+    for path in _benchmarks():
+        for line, module, _ in _imports_of(path):
+            assert module.split(".")[0] not in names, (path.name, line, module)
+
+
+def _imports_of(path: Path) -> Iterator[tuple[int, str, list[str]]]:
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name, []
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            yield node.lineno, node.module, [alias.name for alias in node.names]
+
+
+def test_every_benchmark_says_what_it_answers_and_is_cited() -> None:
+    """Each script's docstring gives its question (first line), its command and the figure it
+    makes (``Figures:``), and docs/performance.md names it: no script that no doc knows."""
+    performance = (BENCHMARKS.parent / "docs" / "performance.md").read_text(encoding="utf-8")
+    for path in _benchmarks():
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+        assert doc.split("\n")[0], path.name
+        assert f"benchmarks/{path.name}" in doc, (path.name, "its command")
+        assert "Figures:" in doc, (path.name, "the figure it makes")
+        assert path.name in performance, (path.name, "not in docs/performance.md")
+
+
+def test_the_benchmark_check_sees_what_it_forbids() -> None:
+    """The scan itself, on code made to break each rule."""
+    source = (
+        "import topicmatch\n"
+        "from topicmatch._walk import union_of\n"
+        "from topicmatch.bench import workloads\n"
+        "from topicmatch.spark import _worker\n"
+        "m = topicmatch.Matcher()\n"
+        "m._index.match\n"
+        "workloads.build = print\n"
+        "setattr(topicmatch, 'collector_paused', print)\n"
+        "CHILD = 'from topicmatch._build import COMPILED_MODULES'\n"
+        "os._exit(0)\n"
+    )
+    assert _offences(source) == {
+        "imports topicmatch._walk",
+        "imports topicmatch.spark._worker",
+        "imports topicmatch._build",
+        "._index",
+        "patches topicmatch.bench.workloads.build",
+        "patches topicmatch.?",
+    }
