@@ -369,8 +369,8 @@ def _order(names: list[str], k: int) -> list[str]:
     contender's predecessor the same in every turn, and the predecessor set the ratio: on the
     distinct-100k row, compiled, 10 rounds of early life in the matrix's order put the default
     at 0.951 / 0.939 of the trie (first 10,000 / 100,000), and the same with the two swapped,
-    each taking the other's place, at 1.036 / 1.021 (``benchmarks/early_life_rows.py``,
-    docs/performance.md, the matrix's method)."""
+    each taking the other's place, at 1.036 / 1.021 (CHANGELOG.md, "Performance history"; the method:
+    docs/performance.md)."""
     if not names:
         return []
     first = names[k % len(names)]
