@@ -6,6 +6,8 @@ kombu's in-memory transport, on the RabbitMQ conformance cases recorded in tests
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 
@@ -141,3 +143,15 @@ def test_install_applies_to_a_channel_already_open() -> None:
             assert install(exchange_type=previous) is TopicExchange
         assert delivered("orders") == []  # kombu's rules back on the same open channel
         assert type(channel.typeof(exchange.name)) is KombuTopicExchange
+
+
+def test_without_kombu_the_import_names_the_install_command() -> None:
+    code = (
+        "import sys; sys.modules['kombu'] = None\n"
+        "try:\n    import topicmatch.compat.kombu\n"
+        "except ImportError as error:\n    print(error)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout == "topicmatch.compat.kombu needs kombu: pip install 'topicmatch[kombu]'\n"

@@ -45,7 +45,7 @@ from .._extras import install_hint
 try:
     from kombu.transport import virtual
     from kombu.transport.virtual.exchange import TopicExchange as KombuTopicExchange
-except ImportError as error:  # pragma: no cover - exercised by tests/test_compat_extras.py
+except ImportError as error:  # pragma: no cover - tests/test_compat_kombu.py, without kombu
     raise ImportError(
         f"topicmatch.compat.kombu needs kombu: {install_hint('kombu')}", name=error.name
     ) from error

@@ -16,8 +16,10 @@ disagree, this follows Mosquitto (docs/conformance.md):
   stores or matches them as plain strings.
 
 ``iter_match`` runs the default matcher's lookup (its result cache included) and yields
-the values of the filters found, in no particular order (paho's is its trie's order). Speed:
-README, "Drop-in for paho".
+the values of the filters found, in no particular order (paho's is its trie's order). Speed
+against paho-mqtt through this interface: ``benchmarks/paho_adapter.py``, its raw results in
+docs/results/paho-adapter/results.txt, the command beside the other experiments in
+docs/performance.md, section "Other experiments".
 """
 
 from __future__ import annotations
