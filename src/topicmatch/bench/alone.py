@@ -3,7 +3,7 @@
 Built in one process, matchers measure the process's history as much as themselves: a walk over
 100,000 MQTT filters (a pointer chase through dicts) ran 3-12 % faster for whichever of two
 identical tries was built first, and the workload matrix's ratios moved by as much with the
-order of the builds (docs/performance.md, the matrix's method). So the matrix builds every
+order of the builds (CHANGELOG.md, "Performance history"). So the matrix builds every
 contender in a child forked for it: the child inherits the row's data (the fork copies nothing
 until it is written), builds, and then runs what the parent asks, one call at a time, until
 closed. The parent keeps the row's data and the figures, never a contender.

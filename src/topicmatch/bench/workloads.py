@@ -410,7 +410,7 @@ def _early_life(
     a thousand lookups, with six other processes run between two turns, every turn began with
     the CPU's caches filled by the others, which cost the contenders that keep the most (the
     default's cache) the most: compiled, fan-out-20k's first 10,000 ran at 0.71 of the naive scan
-    in turns and at 0.94 whole (docs/performance.md, the matrix's method)."""
+    in turns and at 0.94 whole (CHANGELOG.md, "Performance history")."""
     windows = sizes.early
     samples: Samples = {w: {n: [] for n in names} for w in windows}
     rounds = repeat if built is None else 1
@@ -449,7 +449,7 @@ def _rates_over(
     runs in its own process: whatever the machine does meanwhile, and whatever the contender
     before did to the CPU's caches, falls on all of them alike; run one after another, a
     contender's rate depended on its place in the order by as much as 10 %
-    (docs/performance.md, the matrix's method). A contender stops after ``budget`` seconds of
+    (CHANGELOG.md, "Performance history"). A contender stops after ``budget`` seconds of
     lookups; its rate is then that of the lookups it did.
     """
     names = list(alones)
@@ -484,7 +484,7 @@ def _lookup_row(
     # Where topics repeat, the steady state is what a matcher has learnt over time: one build
     # per contender, kept for every round. Where they are seen once, there is nothing to learn
     # beyond the warm-up, and a build per round keeps one process's place in memory from
-    # setting the ratio of a whole run (docs/performance.md, the matrix's method).
+    # setting the ratio of a whole run (CHANGELOG.md, "Performance history").
     if not shape.once:
         rebuilt = []
     count = len(shape.topics)
