@@ -92,7 +92,8 @@ MAX_TOPIC_WORDS: Final = 16
 #: a record per miss (a hash and a dict insert, about 0.2 µs: a fifth of the walk of a topic that
 #: matches nothing). It is long enough for topics that come round in a cycle of up to 1,024 to
 #: repeat within it, which passes it (a window that stores anything passes: :meth:`_paid`).
-#: Against 2,048 and a first wait of 8,192: benchmarks/admission_window.py (docs/performance.md).
+#: What it costs on topics seen once: the workload matrix's distinct rows, *default ÷ no cache*
+#: (docs/performance.md); against 2,048 and a first wait of 8,192: CHANGELOG.md, "Performance history".
 ADMIT_WINDOW: Final = 1024
 ADMIT_PAYS: Final = 8
 #: Misses that admission stays off after a window that did not pay, first and at most.
@@ -116,7 +117,8 @@ _STR_BYTES: Final = 80
 #: text), its result apart. Written out where a topic is charged, not called, and the bytes and
 #: a generation's size read from attributes, not a property or max(): with these, a pure
 #: fresh matcher runs the unmatched row's first 10,000 lookups 6 % faster, zipf's 4 %, the
-#: study's 8 % (benchmarks/cache_revision.py, docs/performance.md).
+#: study's 8 % (CHANGELOG.md, "Performance history"; the rows' rates now: the workload
+#: matrix, docs/performance.md).
 _TOPIC_BYTES: Final = _ENTRY_BYTES + _STR_BYTES
 
 
@@ -297,7 +299,7 @@ class ResultCache(Versioned):
         """Drop every ``hot`` topic that one of ``patterns`` matches and all of ``warm``, then run
         ``commit(*args)`` (which changes the index for all of them: the matcher passes the
         index's method and its arguments, which costs less than binding them in a
-        ``functools.partial`` first: docs/performance.md, "Writes through the cache"). O(len(pattern) x
+        ``functools.partial`` first: CHANGELOG.md, "Performance history"). O(len(pattern) x
         WALK_STEPS) per pattern whatever is cached, and O(1) per pattern once ``hot`` is empty: a
         bulk write through one call here, not one per pattern, pays the lock and the version
         once (a fresh matcher's bulk subscribe costs no more than the trie's).

@@ -57,7 +57,8 @@ _INDEXES: Final[dict[str, type[Index]]] = {
 DEFAULT_CACHE_SIZE: Final = 65536
 #: Bytes the default may keep of what it learns from lookups (``cache_bytes``): a third each for
 #: the result cache, the memo of unions and the DFA of batch walks (32 MiB each: at 16 MiB the
-#: memo kept too few of the unions under churn to pay, ``benchmarks/default_parts.py``).
+#: memo kept too few of the unions under churn to pay, CHANGELOG.md, "Performance history";
+#: at 32, the workload matrix's churn row, *default ÷ no cache*, docs/performance.md).
 DEFAULT_CACHE_BYTES: Final = 96 * 1024 * 1024
 
 ALGORITHMS: Final = (*_INDEXES, "default")
@@ -358,7 +359,7 @@ class Matcher(_Reader[S]):
         subscribers are added in one change: O(pairs) on the trie behind ``"default"`` and
         ``"trie"``, also when all the pairs end on one trie node (the other algorithms add them
         one by one). CPython's cyclic collector is paused during the call (it would traverse the
-        growing structure again and again: 2x at 1M subscriptions, docs/performance.md).
+        growing structure again and again: 2x at 1M subscriptions, ``benchmarks/broker_api.py``).
         Every pair is checked first: an invalid pattern or an unhashable subscriber raises
         (:class:`~topicmatch.InvalidPatternError` with the pair's position,
         :class:`~topicmatch.InvalidSubscriberError`; :class:`~topicmatch.InvalidPairError`

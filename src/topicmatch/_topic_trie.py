@@ -110,7 +110,7 @@ class TopicTrie:
         n = len(tokens)
         if n and type(tokens[0]) is str and tokens[0] not in kids[0]:
             # The commonest walk by far under churn (a write's pattern starting with a word no
-            # cached topic starts with: 86 % of the churn row's, benchmarks/churn_walks.py),
+            # cached topic starts with: 86 % of the churn row's, CHANGELOG.md, "Performance history"),
             # without building the walk's stack.
             self.last_walk = 1  # the root's step
             return []

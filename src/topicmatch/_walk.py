@@ -373,8 +373,8 @@ def union_of(found: list[frozenset[Hashable]]) -> frozenset[Hashable]:
 
 
 #: The union memo (:class:`Unions`): its slots (a power of two), the fewest subscribers a union
-#: must hold to be kept (uniting fewer costs a few hundred ns, a hit about 200: the first table of
-#: ``benchmarks/union_memo.py``), and the unions per judgement of whether it pays.
+#: must hold to be kept (uniting fewer costs a few hundred ns, a hit about 200: CHANGELOG.md,
+#: "Performance history"), and the unions per judgement of whether it pays.
 UNION_SLOTS: Final = 1024
 UNION_MIN: Final = 64
 #: The sets, or the size of the first set, that make a union worth asking the memo for.
@@ -386,15 +386,16 @@ UNION_BACKOFF: Final = 16 * UNION_WINDOW
 UNION_MAX_BACKOFF: Final = 64 * UNION_WINDOW
 #: A window pays when its hits saved at least this many subscribers' insertions per probe: a
 #: hit (a tuple of the sets, its hash, a slot) costs about what uniting 16 subscribers does
-#: (the first table of ``benchmarks/union_memo.py``)...
+#: (CHANGELOG.md, "Performance history")...
 UNION_PAYS: Final = 16
 #: ... plus a part of the subscribers of the unions its misses made: a miss hashes sets seen for
 #: the first time and keeps its union in place of one the CPU's caches held, a cost that grows
 #: with the union. At a million subscriptions, where topics seen once unite 11,000 subscribers
 #: and rarely the same sets, the first lookups with the memo held on ran at 0.91-0.96 of the rate
 #: without it compiled and 0.79-0.91 pure, though its hits saved 29 insertions per probe: a miss
-#: cost 0.04-0.27 of what uniting its subscribers does (``benchmarks/union_memo_scale.py``). A
-#: quarter errs high.
+#: cost 0.04-0.27 of what uniting its subscribers does (CHANGELOG.md, "Performance history"). A quarter errs
+#: high: the shipped default at a million subscriptions is the workload matrix's subs-1M row
+#: (docs/performance.md).
 UNION_MISS_SHARE: Final = 4
 
 
@@ -414,7 +415,7 @@ class Unions:
     union replaces the entry in its slot. So a store frees what it replaces, and the memo adds
     no work for CPython's cyclic collector (a dict of entries, cleared when full, made the
     collector take a third of a churning lookup's time, as each store left new tracked objects:
-    ``benchmarks/union_memo.py``).
+    CHANGELOG.md, "Performance history").
     Only unions of at least ``keep`` (:data:`UNION_MIN`) subscribers are kept.
 
     Bounded in bytes: each entry is charged its union, its key and the key's sets (which a
@@ -554,8 +555,8 @@ def finish_leaves(
     A ``#`` leaf matches whatever follows the node it hangs from, zero words included, so its
     subscribers are gathered as soon as that node is reached and the leaf is not kept alive.
     Then no node can be reached twice (each node has one path from the root), and the frontier
-    is a plain list: no set, no de-duplication. Measured against the general walk on the MQTT
-    distinct-topics workload: ``benchmarks/general_walk.py``.
+    is a plain list: no set, no de-duplication. The workload matrix's MQTT rows take this walk
+    (docs/performance.md).
 
     While one node is alive and has no ``*`` child, the walk follows its literal child alone,
     with no list: a walk that leaves the table at the first word (a topic nobody subscribed to)
@@ -660,8 +661,8 @@ def finish_general(
     The NFA walk of the module docstring, one :func:`step` per word: the alive set is a dict (an
     ordered set), because a ``#`` node that stays alive can reach a node another path reaches.
     (:func:`step` was inlined here once; calling it costs 2 % of such a walk: 11.21 against
-    10.95 µs per lookup, ``.venv/bin/python benchmarks/general_walk.py 9``, medians of 9, on
-    10,000 AMQP patterns with an inner ``#``; no row of the workload matrix takes this walk.)
+    10.95 µs per lookup, medians of 9, on 10,000 AMQP patterns with an inner ``#``:
+    CHANGELOG.md, "Performance history"; no row of the workload matrix takes this walk.)
     """
     for word in words:
         alive = step(alive, word)
