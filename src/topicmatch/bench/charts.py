@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -55,30 +56,72 @@ def grouped_bars(
 
 
 def heatmap(
-    rows: Sequence[str], columns: Sequence[str], values: Sequence[Sequence[float | None]], title: str
+    rows: Sequence[str],
+    columns: Sequence[str],
+    values: Sequence[Sequence[float | None]],
+    title: str,
+    blanks: Mapping[tuple[int, int], str] | None = None,
 ) -> Any:
-    """A table of ratios drawn as colours (log scale around 1) with each value written in its cell.
+    """A table of ratios drawn as colours with each value written in its cell.
 
-    Green above 1, red below; None leaves the cell blank (not run).
+    The colour scale is the data's: it spans the smallest to the largest ratio, on a log scale
+    with 1 the middle colour (yellow), green above and red below, each factor of ten the same
+    change of colour either way (the whole map spanning at least 0.1 to 10), so cells from 0.1
+    to 2 get a scale from 0.1 to 2, on which 2 is a pale green. A cell without a
+    value (None) is blank and says why in small grey text, ``blanks[(row, column)]`` ("not run"
+    when not given); a row without any value says it once across the row. O(cells).
     """
     plt = _pyplot()
-    from matplotlib.colors import LogNorm  # noqa: PLC0415 - with the rest of matplotlib
+    from matplotlib.colors import ListedColormap, Normalize  # noqa: PLC0415 - with matplotlib
 
-    fig, ax = plt.subplots(figsize=(1.2 * len(columns) + 2.5, 0.45 * len(rows) + 1.8))
-    shown = [[v if v else float("nan") for v in line] for line in values]
-    finite = [v for line in values for v in line if v]
-    spread = max([abs(v) for v in finite] + [1 / v for v in finite if v] + [10.0])
-    image = ax.imshow(shown, cmap="RdYlGn", norm=LogNorm(1 / spread, spread), aspect="auto")
+    reasons = blanks or {}
+    logs = [math.log10(v) for line in values for v in line if v]
+    low, high = min([0.0, *logs]), max([0.0, *logs])
+    if low == high:  # every ratio 1 (or none): a scale a little either side
+        low, high = -0.1, 0.1
+    # The part that the data spans of the full map, 1/spread .. spread with 1 in the middle.
+    spread = max(-low, high, 1.0)
+    full = plt.get_cmap("RdYlGn")
+    part = ListedColormap([full(0.5 + (low + (high - low) * k / 255) / (2 * spread)) for k in range(256)])
+    shown = [[math.log10(v) if v else float("nan") for v in line] for line in values]
+    fig, ax = plt.subplots(figsize=(1.2 * len(columns) + 2.5, 0.5 * len(rows) + 1.8))
+    image = ax.imshow(shown, cmap=part, norm=Normalize(low, high), aspect="auto")
     ax.set_xticks(range(len(columns)), columns, rotation=30, ha="right")
     ax.set_yticks(range(len(rows)), rows)
+    grey = {"ha": "center", "va": "center", "color": "0.35", "style": "italic"}
     for i, line in enumerate(values):
+        why = [reasons.get((i, j), "not run") for j, v in enumerate(line) if not v]
+        if len(why) == len(line) and len(set(why)) == 1:
+            ax.text((len(line) - 1) / 2, i, why[0], fontsize=8, **grey)
+            continue
         for j, v in enumerate(line):
             if v:
                 ax.text(j, i, _ratio_label(v), ha="center", va="center", fontsize=8)
-    fig.colorbar(image, ax=ax, shrink=0.8, label="ratio (log scale)")
+            else:
+                ax.text(j, i, textwrap.fill(reasons.get((i, j), "not run"), 22), fontsize=5.5, **grey)
+    ticks = _ratio_ticks(10**low, 10**high)
+    bar = fig.colorbar(image, ax=ax, shrink=0.8, label="ratio (log scale, 1 yellow)")
+    bar.set_ticks([math.log10(t) for t in ticks], labels=[_ratio_label(t) for t in ticks])
+    bar.minorticks_off()
     ax.set_title(title, fontsize="medium")
     fig.tight_layout()
     return fig
+
+
+def _ratio_ticks(low: float, high: float) -> list[float]:
+    """Round ratios from ``low`` to ``high`` (1 always among them): 1, 2 and 5 times the powers
+    of ten between, or only the powers of ten where those would be more than nine.
+
+    >>> _ratio_ticks(0.1, 2.0), _ratio_ticks(1e-4, 1.3)
+    ([0.1, 0.2, 0.5, 1.0, 2.0], [0.0001, 0.001, 0.01, 0.1, 1.0])
+    """
+    low, high = min(low, 1.0), max(high, 1.0)
+    decades = range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
+    fine = [m * 10.0**d for d in decades for m in (1, 2, 5)]
+    ticks = [t for t in fine if low * 0.999 <= t <= high * 1.001]
+    if len(ticks) > 9:
+        ticks = [t for t in ticks if math.log10(t).is_integer()]
+    return [float(f"{t:.6g}") for t in ticks]
 
 
 def _ratio_label(v: float) -> str:

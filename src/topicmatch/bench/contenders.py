@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from .. import Matcher
 
-__all__ = ["ALGORITHMS", "MAX_BITMAP_PAIRS", "Contender", "NotBuilt", "build", "contenders_for"]
+__all__ = ["ALGORITHMS", "MAX_BITMAP_PAIRS", "PEERS", "Contender", "NotBuilt", "build", "contenders_for"]
 
 #: topicmatch's contenders: the default (with and without its result cache) and the five algorithms.
 ALGORITHMS = (
@@ -48,11 +48,13 @@ class NotBuilt(Exception):
     """A contender that could not be built within its limits; the message says why."""
 
 
+#: The Python peers, each with the one dialect it speaks (none speaks NATS subjects).
+PEERS = {"paho": "mqtt", "kombu": "amqp"}
+
+
 def contenders_for(dialect: str) -> tuple[str, ...]:
-    """Every contender of a row in ``dialect``: topicmatch's, then the peer speaking it (none
-    speaks NATS subjects)."""
-    peers = {"mqtt": ("paho",), "amqp": ("kombu",)}.get(dialect, ())
-    return (*ALGORITHMS, *peers)
+    """Every contender of a row in ``dialect``: topicmatch's, then the peer speaking it."""
+    return (*ALGORITHMS, *(peer for peer, speaks in PEERS.items() if speaks == dialect))
 
 
 class _Paho:

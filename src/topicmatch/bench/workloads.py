@@ -58,10 +58,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, NamedTuple
 
-from .._commandline import UsageError
+from .._commandline import UsageError, counted
 from . import charts, shapes
 from .alone import Alone
-from .contenders import ALGORITHMS, Contender, NotBuilt, build, contenders_for
+from .contenders import ALGORITHMS, PEERS, Contender, NotBuilt, build, contenders_for
 from .report import Progress, Report, fmt_int
 from .timing import median
 
@@ -138,6 +138,7 @@ class Row:
     samples: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # phase -> name -> rounds
     notes: dict[str, str] = field(default_factory=dict)
     extra: dict[str, dict[str, Any]] = field(default_factory=dict)
+    absent: dict[str, str] = field(default_factory=dict)  # phase -> why the row has no figure in it
 
     @property
     def rates(self) -> dict[str, dict[str, float]]:
@@ -280,14 +281,18 @@ def _check(
         return
     if name in ALGORITHMS:
         raise AssertionError(f"{name} disagrees with the trie on {row.name}: {wrong[:3]}")
-    row.notes[name] = f"wrong on {len(wrong)} of {len(got)} checked topics (e.g. `{wrong[0]}`)"
+    row.notes[name] = f"wrong on {len(wrong)} of {counted(len(got), 'checked topic')} (e.g. `{wrong[0]}`)"
+
+
+#: Why the inverted bitmap is not run on a row whose topics are new to it.
+_NEW_TOPICS = "not run: its topic space must be known up front, and these topics are new"
 
 
 def _build_one(name: str, shape: shapes.Shape, row: Row, sizes: Sizes, memory: bool = False) -> Alone | None:
     """Contender ``name`` holding the row's pairs, in a process of its own (:mod:`.alone`), or
     None with a note saying why not."""
     if name == "inverted_bitmap" and (shape.once or shape.hot):
-        row.notes[name] = "not run: its topic space must be known up front, and these topics are new"
+        row.notes[name] = _NEW_TOPICS
         return None
     alone = Alone(functools.partial(_make, name, shape, sizes, memory))
     note = alone.built.pop("note", None)
@@ -479,6 +484,8 @@ def _lookup_row(
     once."""
     row = Row(shape.name, title, shape.dialect)
     names = [n for n in contenders_for(shape.dialect) if not (n == "inverted_bitmap" and shape.once)]
+    if shape.once:
+        row.notes["inverted_bitmap"] = _NEW_TOPICS
     rebuilt = [n for n in names if n in REBUILT_AT_SCALE or not large]
     early = _early_life(shape, row, sizes, repeat, progress, rebuilt)
     # Where topics repeat, the steady state is what a matcher has learnt over time: one build
@@ -498,6 +505,8 @@ def _lookup_row(
         slices = [(0, count)] * (repeat + 1)
     budget = sizes.once_budget if shape.once else sizes.budget
     again = Row(f"{shape.name} repeat", "the same table, topics looked up before", shape.dialect)
+    seen_before = f"no early life: {shape.name}'s builds, looking up again topics they have seen"
+    again.absent.update({f"first {w:,}": seen_before for w in sizes.early})
     repeats = shape.once and shape.name.startswith("subs-")
     steady: dict[str, list[float]] = {n: [] for n in names}
     seen: dict[str, list[float]] = {n: [] for n in names}
@@ -668,7 +677,9 @@ def _churn_row(shape: shapes.Shape, sizes: Sizes, repeat: int, progress: Progres
                     _churn_turn(one, state, 0, w - s.looked, budget - s.wall, budget, False)
                     early[w][name].append(s.rate())
                     if s.looked < w:
-                        row.notes.setdefault(name, f"first {w:,}: {s.looked:,} lookups in the time budget")
+                        row.notes.setdefault(
+                            name, f"first {w:,}: {counted(s.looked, 'lookup')} in the time budget"
+                        )
         finally:
             _close(fresh)
     for w in windows:
@@ -680,7 +691,7 @@ def _churn_row(shape: shapes.Shape, sizes: Sizes, repeat: int, progress: Progres
     steady: dict[str, list[float]] = {name: [] for name in built}
     achieved: dict[str, list[float]] = {name: [] for name in built}
     try:
-        progress(f"{row.name}: steady state, {len(built)} contenders")
+        progress(f"{row.name}: steady state, {counted(len(built), 'contender')}")
         for r in range(repeat + 1):
             for s in state.values():
                 s.looked, s.cpu, s.wall, s.writes = 0, 0.0, 0.0, 0
@@ -759,7 +770,7 @@ def _burst_row(shape: shapes.Shape, sizes: Sizes, repeat: int, progress: Progres
         return float(again)
 
     try:
-        progress(f"{row.name}: hot, burst, hot again: {len(built)} contenders")
+        progress(f"{row.name}: hot, burst, hot again: {counted(len(built), 'contender')}")
         samples = _rounds(list(built), repeat, measure)
         for phase in _phases(sizes):
             _keep(row, phase, samples)
@@ -816,7 +827,7 @@ def rows_of(sizes: Sizes, repeat: int) -> dict[str, RowSpec]:
     for subscribers, filters in sizes.fanout:
         rows[shapes.fanout_name(subscribers, filters)] = RowSpec(
             functools.partial(shapes.fanout, subscribers, filters, lookups),
-            f"{subscribers:,} subscribers on {filters} MQTT filter{'s' if filters > 1 else ''}",
+            f"{subscribers:,} subscribers on {counted(filters, 'MQTT filter')}",
             "lookup",
         )
     rows[shapes.million_name(sizes.million)] = RowSpec(
@@ -843,6 +854,33 @@ def _matrix(sizes: Sizes, repeat: int, progress: Progress, only: set[str] | None
             yield _burst_row(shape, sizes, repeat, progress)
         else:
             yield from _lookup_row(shape, spec.title, sizes, repeat, progress, large=spec.kind == "large")
+
+
+def _chart(rows: list[Row], phase: str) -> Any:
+    """The heat map of ``phase``: each contender's rate divided by the default's, per row, each
+    blank cell saying why (:func:`_why_blank`)."""
+    names = list(dict.fromkeys(n for row in rows for by in row.rates.values() for n in by))
+    relative = [[_inverse(row.ratio(phase, n)) for n in names] for row in rows]
+    blanks = {
+        (i, j): _why_blank(row, phase, name)
+        for i, row in enumerate(rows)
+        for j, name in enumerate(names)
+        if relative[i][j] is None
+    }
+    title = f"Lookups per second relative to topicmatch's default, {phase} (1.00 = as fast)"
+    return charts.heatmap([row.name for row in rows], names, relative, title, blanks)
+
+
+def _why_blank(row: Row, phase: str, name: str) -> str:
+    """Why ``row`` has no ratio for ``name`` in ``phase``, in a few words for the charts."""
+    if phase in row.absent:
+        return row.absent[phase]
+    if name in PEERS and PEERS[name] != row.dialect:
+        return f"speaks {PEERS[name]} only"
+    note = row.notes.get(name, "")
+    if note.startswith("not run"):
+        return note
+    return "no lookup in the time budget" if name in row.samples.get(phase, {}) else "not run"
 
 
 def _inverse(value: float | None) -> float | None:
@@ -985,17 +1023,10 @@ def run(out: Path, repeat: int, quick: bool, progress: Progress, only: set[str] 
     )
     if table:
         report.table(headers, table)
-    names = list(dict.fromkeys(n for row in rows for phase in row.rates.values() for n in phase))
     for phase in (phases[0], STEADY):
-        relative = [[_inverse(row.ratio(phase, n)) for n in names] for row in rows]
-        fig = charts.heatmap(
-            [row.name for row in rows],
-            names,
-            relative,
-            f"Lookups per second relative to topicmatch's default, {phase} (1.00 = as fast; blank: not run)",
-        )
         slug = "workloads" if phase == STEADY else "workloads-early"
-        report.chart(slug, fig, f"Each matcher's lookup rate divided by the default's, per workload, {phase}")
+        caption = f"Each matcher's lookup rate divided by the default's, per workload, {phase}"
+        report.chart(slug, _chart(rows, phase), caption)
     for row in rows:
         report.text(f"## {row.name}\n\n{row.title} ({row.dialect}).")
         report.table(*_row_table(row, phases))
