@@ -18,7 +18,7 @@ def _texts(fig: Any) -> list[str]:
 
 
 def test_the_colour_scale_spans_the_data_and_blank_cells_say_why(tmp_path: Path) -> None:
-    values = [[1.0, 0.1, 2.0], [None, None, None], [1.0, 0.5, None]]
+    values: list[list[float | None]] = [[1.0, 0.1, 2.0], [None, None, None], [1.0, 0.5, None]]
     blanks = {
         (1, 0): "no early life",
         (1, 1): "no early life",

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import Matcher
+from .._commandline import counted
 from . import charts
 from .report import Progress, Report, fmt_ns
 from .shapes import random_subscriptions
@@ -122,8 +123,8 @@ def run(out: Path, repeat: int, quick: bool, progress: Progress) -> Path:
             rows.append([state, variant, *ops, fmt_ns(pct[99.0]), fmt_ns(pct[99.99])])
     report.text(__doc__ or "")
     report.text(
-        f"Median of the per-run medians over {repeat} runs; lookup percentiles from an HDR histogram "
-        "of every lookup sample of all runs."
+        f"Median of the per-run medians over {counted(repeat, 'run')}; lookup percentiles from an HDR "
+        "histogram of every lookup sample of all runs."
     )
     report.table(
         ["state", "algorithm", "subscribe", "unsubscribe", "lookup", "lookup p99", "lookup p99.99"], rows

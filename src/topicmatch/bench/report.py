@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .._commandline import counted
 from .._progress import Progress
 from .machine import machine_info
 
@@ -28,6 +29,11 @@ def fmt_ns(ns: float) -> str:
     if ns < 10_000_000:
         return f"{ns / 1e3:,.1f} µs"
     return f"{ns / 1e6:,.1f} ms"
+
+
+def _cores(cores: object) -> str:
+    """``os.cpu_count()`` as the report says it: "2 cores", "1 core" (it may not know)."""
+    return counted(cores, "core") if isinstance(cores, int) else "cores unknown"
 
 
 class Report:
@@ -73,7 +79,7 @@ class Report:
             "",
             f"Experiment `{self.experiment}`; {machine['python']}, topicmatch {machine['build']}, "
             f"{machine['cpu']}, "
-            f"{machine['cores']} cores, load average {machine['load_average']} at the start, "
+            f"{_cores(machine['cores'])}, load average {machine['load_average']} at the start, "
             f"{machine['time']}.",
             "Parameters: " + ", ".join(f"{k}={v}" for k, v in self.params.items()) + ".",
             "",

@@ -11,6 +11,7 @@ from collections.abc import Hashable
 from typing import TextIO
 
 from .. import ALGORITHMS, Matcher
+from .._commandline import counted
 from ..bench.shapes import study_throughput
 
 __all__ = ["run_demo"]
@@ -20,7 +21,7 @@ def run_demo(messages: int, seconds: float, seed: int, out: TextIO, err: TextIO)
     patterns, topics = study_throughput(messages, seed)
     print(
         f"topicmatch demo: {len(patterns):,} subscriptions (study workload, seed {seed}), "
-        f"up to {messages:,} messages or {seconds:g} s per algorithm",
+        f"up to {counted(messages, 'message')} or {seconds:g} s per algorithm",
         file=out,
     )
     # The reference: the naive scan (the simplest algorithm) on each distinct topic.
@@ -49,7 +50,9 @@ def run_demo(messages: int, seconds: float, seed: int, out: TextIO, err: TextIO)
         rate = done / elapsed if elapsed > 0 else float("inf")
         rows.append((algorithm, done, rate, agree))
         verdict = "ok" if agree else "MISMATCH"
-        print(f"  {algorithm:<17} {rate:>13,.0f} msg/s over {done:>7,} messages  {verdict}", file=out)
+        print(
+            f"  {algorithm:<17} {rate:>13,.0f} msg/s over {counted(done, 'message'):>16}  {verdict}", file=out
+        )
     if not all(agree for *_, agree in rows):
         print("topicmatch demo: the algorithms disagree; this is a bug, please report it", file=err)
         return 1
