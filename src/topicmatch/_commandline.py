@@ -19,7 +19,17 @@ from typing import TextIO
 
 from ._extras import EXTRAS, extra_of, install_hint
 
-__all__ = ["Runner", "UsageError", "add_out", "add_repeat", "counted", "rate", "require", "require_extra"]
+__all__ = [
+    "Runner",
+    "UsageError",
+    "add_out",
+    "add_repeat",
+    "counted",
+    "rate",
+    "repeat_of",
+    "require",
+    "require_extra",
+]
 
 Runner = Callable[[argparse.Namespace, TextIO, TextIO, TextIO], int]
 
@@ -50,10 +60,28 @@ def add_out(parser: argparse.ArgumentParser, default: str) -> None:
     parser.add_argument("--out", type=Path, metavar="DIR", default=Path(default), help=help_text)
 
 
-def add_repeat(parser: argparse.ArgumentParser, what: str, default: int = 5) -> None:
-    """The ``--repeat N`` of a benchmark command; ``what`` says what is repeated."""
-    help_text = f"{what}; the median is reported (default: {default})"
-    parser.add_argument("--repeat", type=int, metavar="N", default=default, help=help_text)
+def add_repeat(
+    parser: argparse.ArgumentParser, what: str, default: int = 5, quick: int | None = None
+) -> None:
+    """The ``--repeat N`` of a benchmark command; ``what`` says what is repeated. With ``quick``,
+    ``--quick`` lowers the default to it: the option is then None unless given, and the runner
+    takes :func:`repeat_of` it."""
+    if quick is None:
+        help_text = f"{what}; the median is reported (default: {default})"
+        parser.add_argument("--repeat", type=int, metavar="N", default=default, help=help_text)
+        return
+    help_text = f"{what}; the median is reported (default: {default}, with --quick {quick})"
+    parser.add_argument("--repeat", type=int, metavar="N", default=None, help=help_text)
+    parser.set_defaults(repeat_defaults=(default, quick))
+
+
+def repeat_of(options: argparse.Namespace) -> int:
+    """The ``--repeat`` of a command declared by ``add_repeat(..., quick=...)``: as given, else
+    its default for a ``--quick`` run or a full one."""
+    if options.repeat is not None:
+        return int(options.repeat)
+    default, quick = options.repeat_defaults
+    return int(quick if options.quick else default)
 
 
 def counted(count: int, noun: str, plural: str | None = None) -> str:

@@ -19,7 +19,7 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any, TextIO
 
-from .._commandline import UsageError, add_out, add_repeat, require_extra
+from .._commandline import UsageError, add_out, add_repeat, repeat_of, require_extra
 from .._progress import Progress
 from ..bench.report import mark_quick
 
@@ -45,11 +45,32 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
 }
 
 
-def _common(parser: argparse.ArgumentParser, default_out: str) -> None:
+#: What ``bench NAME --quick`` cost in CPU seconds (all its processes, ``/usr/bin/time``), pure
+#: build, on a 2-core Xeon VM of docs/performance.md's machines; its wall time at a load average
+#: of 13 to 18 there was 3 to 5 times as long (the workload matrix: 50 s of CPU, 175 s of wall).
+QUICK_CPU_S = {
+    "operations": 5,
+    "throughput": 3,
+    "memory": 9,
+    "scaling": 7,
+    "concurrency": 7,
+    "snapshots": 4,
+    "peers": 2,
+    "amqtt": 8,
+    "workloads": 50,
+}
+
+
+def _common(parser: argparse.ArgumentParser, default_out: str, name: str | None = None) -> None:
     add_out(parser, default_out)
-    add_repeat(parser, "runs per measurement")
+    add_repeat(parser, "runs per measurement", quick=1)
+    cpu = QUICK_CPU_S[name] if name else sum(QUICK_CPU_S.values())
     parser.add_argument(
-        "--quick", action="store_true", help="small sizes and few samples: a smoke test in under a minute"
+        "--quick",
+        action="store_true",
+        help=f"small sizes and one run per measurement (unless --repeat): a smoke test, not figures to "
+        f"quote; about {cpu} s of CPU time (pure build, 2-core Xeon), and longer in wall time on a "
+        "busy machine (3 to 5 times at a load average of 13 to 18)",
     )
 
 
@@ -107,7 +128,7 @@ WORKLOAD_ROWS = (
 def _add_experiments(subparsers: Any) -> None:
     for name, (_module, help_text) in EXPERIMENTS.items():
         parser = subparsers.add_parser(name, help=help_text, description=f"Experiment '{name}': {help_text}.")
-        _common(parser, f"out/bench/{name}")
+        _common(parser, f"out/bench/{name}", name)
         if name == "workloads":
             parser.add_argument(
                 "--rows",
@@ -134,7 +155,8 @@ def _run(
     nested: bool = False,
 ) -> int:
     require_extra("bench")
-    if options.repeat < 1:
+    repeat = repeat_of(options)
+    if repeat < 1:
         raise UsageError("--repeat must be at least 1")
     written: list[tuple[str, Path]] = []
     for name in names:
@@ -142,9 +164,7 @@ def _run(
         out = options.out / name if nested else options.out
         rows = getattr(options, "rows", None)
         extra = {"only": rows} if rows else {}
-        report = module.run(
-            out, repeat=options.repeat, quick=options.quick, progress=Progress(name, stderr), **extra
-        )
+        report = module.run(out, repeat=repeat, quick=options.quick, progress=Progress(name, stderr), **extra)
         if options.quick:
             mark_quick(report)
         written.append((name, report))
