@@ -87,6 +87,52 @@ def test_a_kill_as_a_query_starts_is_started_again(
     _exactly_once(spark, log, out, range(3))
 
 
+@pytest.mark.parametrize("checksum", [False, True])
+@pytest.mark.parametrize("query", ["deliveries", "quarantine"])
+def test_a_kill_as_the_first_batch_is_planned_is_recovered(
+    spark: SparkSession,
+    log: pa.Table,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    query: str,
+    checksum: bool,
+) -> None:
+    """A query plans batch 0 by logging its files (``sources/0/0``), then writing
+    ``offsets/0`` to ``offsets/.0.<uuid>.tmp`` and renaming it. A kill before the rename
+    left the temporary file, and Spark, starting a query with no batch in its offsets log,
+    refuses an ``offsets`` directory that is not empty: every restart failed with exit 2
+    (STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY), writing nothing more. Found by
+    /tmp/killrepro's kill runs under load; here the state is built from a real run's
+    checkpoint, for either query, with and without the temporary file's checksum."""
+    subs, inbox, out, ckpt = _paths(tmp_path)
+    write_subs(subs, V1)
+    for i in range(3):
+        drop(inbox, log, i)
+    scratch_out, scratch = tmp_path / "scratch-out", tmp_path / "scratch-ckpt"
+    assert stream(subs, inbox, scratch_out, scratch)[0] == 0
+    # The other query, killed as it was created: a sink log, no checkpoint.
+    (out / "deliveries" / "_spark_metadata").mkdir(parents=True)
+    (out / "quarantine" / "_spark_metadata").mkdir(parents=True)
+    planned = ckpt / query
+    planned.mkdir(parents=True)
+    shutil.copy(scratch / query / "metadata", planned / "metadata")
+    shutil.copytree(scratch / query / "sources", planned / "sources")  # batch 0's files
+    (planned / "offsets").mkdir()
+    temporary = planned / "offsets" / ".0.5f0c2a8e-7d1b-4c3e-9a6f-2b8d4e1c7a90.tmp"
+    temporary.write_bytes(b"")
+    crc = planned / "offsets" / f".{temporary.name}.crc"
+    if checksum:
+        crc.write_bytes(b"crc\x00")
+    capsys.readouterr()
+    code, _ = stream(subs, inbox, out, ckpt)
+    errors = capsys.readouterr().err
+    assert code == 0, errors
+    assert "stream: removed 1 temporary file(s)" in errors
+    assert not temporary.exists()
+    assert not crc.exists()
+    _exactly_once(spark, log, out, range(3))
+
+
 def test_an_output_with_committed_batches_and_no_checkpoint_is_refused(
     log: pa.Table, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

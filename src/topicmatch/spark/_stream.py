@@ -57,6 +57,14 @@ _FIGURES = ("messages", "deliveries", "unmatched", "invalid")
 #: The entries of a file sink's log (``_spark_metadata``): one per committed batch, compacted
 #: every few batches. Anything else there (Spark's temporary ``.N.<uuid>.tmp``) commits nothing.
 _SINK_LOG_ENTRY = re.compile(r"[0-9]+(\.compact)?")
+#: The temporary files of a query's logs in its checkpoint (``offsets``, ``commits``): Spark
+#: writes each entry ``N`` to ``.N.<uuid>.tmp`` (its checksum ``..N.<uuid>.tmp.crc``) and renames
+#: it; a kill before the rename leaves them. Reading the log skips them, but a query whose
+#: ``offsets`` holds no entry yet refuses to start unless ``offsets`` and ``commits`` are empty
+#: (STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY): a kill as the first batch was being planned
+#: made every restart fail.
+_LOG_TEMPORARY = re.compile(r"\.\.?[0-9]+\.[0-9a-f-]+\.tmp(\.crc)?")
+_QUERY_LOGS = ("offsets", "commits")
 
 
 def _committed(fs: FileSystem, path: str) -> bool:
@@ -166,6 +174,22 @@ class StreamRouter:
                 f"{path} exists but {self.checkpoint} holds no checkpoint for it; "
                 "pass the checkpoint it was written with, or --overwrite to start again"
             )
+        self._remove_temporaries()
+
+    def _remove_temporaries(self) -> None:
+        """Delete what a killed run left half-written in the queries' logs (:data:`_LOG_TEMPORARY`):
+        never part of the log, and in the way of a query that has not planned a batch yet. The
+        checkpoint belongs to this stream alone, so no other run is writing them."""
+        fs, removed = self._fs, 0
+        for name in ("deliveries", "quarantine"):
+            for log in _QUERY_LOGS:
+                directory = f"{self.checkpoint}/{name}/{log}"
+                for entry in fs.names(directory):
+                    if _LOG_TEMPORARY.fullmatch(entry):
+                        fs.delete(f"{directory}/{entry}")
+                        removed += 1
+        if removed:
+            self.log(f"stream: removed {removed} temporary file(s) a stopped run left in {self.checkpoint}")
 
     # -- running -------------------------------------------------------------------------
     def run(self, timeout: float | None = None) -> Summary:
