@@ -3,23 +3,19 @@
 The ``ci`` profile (selected when ``CI`` is set) runs more examples and prints the seed to
 reproduce a failure; locally the default profile keeps the suite quick.
 
-The real brokers are session fixtures here, shared by the conformance suite (tests/brokers) and
-the latency tests (tests/latency): each is started once per run, on first use, on 127.0.0.1,
-and stopped by PID at the end. A missing broker fails the test with the install command (a
-skipped conformance test proves nothing).
+The real brokers of the conformance suite are its own session fixtures (tests/brokers/conftest.py),
+started by the latency harness, which nothing else here needs.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from topicmatch import ALGORITHMS, BUILD, Matcher
-from topicmatch_latency import servers
-from topicmatch_latency._systems import SystemUnavailable, start_server
 
 settings.register_profile("dev", max_examples=60, deadline=None)
 settings.register_profile(
@@ -63,34 +59,3 @@ def matcher_factory(algorithm: str) -> Callable[..., Matcher]:
         return make_matcher(algorithm, dialect, topics, **options)
 
     return factory
-
-
-def _serve(server: servers._Server) -> Iterator[servers._Server]:
-    try:
-        start_server(server)
-    except SystemUnavailable as exc:
-        pytest.fail(str(exc))
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture(scope="session")
-def nats_broker() -> Iterator[servers._Server]:
-    yield from _serve(servers.NatsServer())
-
-
-@pytest.fixture(scope="session")
-def redis_broker() -> Iterator[servers._Server]:
-    yield from _serve(servers.RedisServer())
-
-
-@pytest.fixture(scope="session")
-def rabbitmq_broker() -> Iterator[servers._Server]:
-    yield from _serve(servers.RabbitMQServer())
-
-
-@pytest.fixture(scope="session")
-def mqtt_broker() -> Iterator[servers._Server]:
-    yield from _serve(servers.MosquittoServer())

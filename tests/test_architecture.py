@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import topicmatch
-import topicmatch_latency
 
 PACKAGE = Path(topicmatch.__file__).parent
-HARNESS = Path(topicmatch_latency.__file__).parent
+#: The latency harness's source in this checkout: read as text, so it need not be installed.
+HARNESS = Path(__file__).resolve().parents[1] / "latency" / "src" / "topicmatch_latency"
 
 #: Modules beside the core that every layer may use: standard library only, documented in
 #: docs/architecture.md ("Support modules").

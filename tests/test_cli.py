@@ -206,13 +206,6 @@ def test_the_harness_experiments_name_their_install_command_when_it_is_absent() 
     assert options.quick
 
 
-def test_the_installed_harness_adds_its_experiments_through_its_entry_point() -> None:
-    parser = argparse.ArgumentParser(prog="topicmatch")
-    _bench.add_commands(parser.add_subparsers(dest="command"))
-    options = parser.parse_args(["bench", "latency", "--system", "matcher"])
-    assert options.system == ["matcher"]
-
-
 def test_a_header_that_lost_a_name_is_refused_naming_the_headers(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

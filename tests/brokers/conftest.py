@@ -1,5 +1,10 @@
-"""The conformance suite's brokers: (host, port) of the session brokers of tests/conftest.py,
-which the latency tests share (each broker boots once per run).
+"""The conformance suite's brokers: (host, port) of private RabbitMQ, Mosquitto and nats-server
+instances, each started once per run, on first use, on 127.0.0.1, and stopped by PID at the end.
+
+The latency harness starts them (:mod:`topicmatch_latency.testing`, which the harness's own tests
+share, so a run of both suites boots each broker once); it is imported here, inside the
+fixtures, so that the rest of the library's tests run without it. Without it, or without a
+broker, the test fails with the install command: a skipped conformance test proves nothing.
 
 The oracles use fresh connections (and exchanges) per call, so sharing one broker between tests
 leaks nothing.
@@ -9,24 +14,35 @@ from __future__ import annotations
 
 import pytest
 
-from topicmatch_latency import servers
-
 Address = tuple[str, int]
 
 
+def _broker(config: pytest.Config, system: str) -> Address:
+    try:
+        from topicmatch_latency.testing import broker  # noqa: PLC0415 - only the brokers' tests need it
+    except ImportError:
+        pytest.fail(
+            "the conformance tests' brokers are started by the latency harness, which is not "
+            "installed: pip install ./latency (from a checkout of topicmatch)",
+            pytrace=False,
+        )
+    server = broker(config, system)
+    return (server.host, server.port)
+
+
 @pytest.fixture(scope="session")
-def rabbitmq(rabbitmq_broker: servers._Server) -> Address:
+def rabbitmq(pytestconfig: pytest.Config) -> Address:
     """(host, port) of a private RabbitMQ node (AMQP 0-9-1)."""
-    return (rabbitmq_broker.host, rabbitmq_broker.port)
+    return _broker(pytestconfig, "rabbitmq")
 
 
 @pytest.fixture(scope="session")
-def mosquitto(mqtt_broker: servers._Server) -> Address:
+def mosquitto(pytestconfig: pytest.Config) -> Address:
     """(host, port) of a private Mosquitto broker (MQTT)."""
-    return (mqtt_broker.host, mqtt_broker.port)
+    return _broker(pytestconfig, "mqtt")
 
 
 @pytest.fixture(scope="session")
-def nats_server(nats_broker: servers._Server) -> Address:
+def nats_server(pytestconfig: pytest.Config) -> Address:
     """(host, port) of a private nats-server."""
-    return (nats_broker.host, nats_broker.port)
+    return _broker(pytestconfig, "nats")

@@ -6,7 +6,8 @@ costs about 2 µs a value in pure Python, i.e. over a second for the 600,000 val
 20,000/s run of 30 s, so :func:`record_many` computes the bucket index of every value with
 NumPy (the same arithmetic as HdrHistogram's ``countsArrayIndex``), counts them with
 ``bincount`` and adds the counts straight into the histogram's counts array: about 20 ns a
-value. ``tests/latency/test_histograms.py`` checks it against ``record_value`` value by value.
+value. ``latency/tests/test_histograms.py`` checks it against ``record_value`` value by
+value.
 
 Histograms travel between processes in HdrHistogram's standard encoded form (compressed V2,
 base64), which other HdrHistogram tools decode too, and are merged with :func:`merge_encoded`.

@@ -10,14 +10,13 @@ from pathlib import Path
 import pytest
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
+from test_stall import Freezing, run_frozen
+from virtual_time import use_virtual_clock
 
 from topicmatch.cli import main
 from topicmatch_latency import Limits, LoadSpec, run_load
 from topicmatch_latency._result import LatencyResult
 from topicmatch_latency._sla import Sla, highest_met, parse_rates
-
-from .test_stall import Freezing, run_frozen
-from .virtual_time import use_virtual_clock
 
 pytestmark = pytest.mark.latency
 

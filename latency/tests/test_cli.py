@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import subprocess
@@ -10,12 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from topicmatch.cli import main
+from topicmatch.cli import _bench, main
 from topicmatch_latency import servers
 
 pytestmark = pytest.mark.latency
 
 HEAVY = ("numpy", "hdrh", "matplotlib", "nats", "redis", "pika", "paho")
+
+
+def test_the_installed_harness_adds_its_experiments_through_its_entry_point() -> None:
+    parser = argparse.ArgumentParser(prog="topicmatch")
+    _bench.add_commands(parser.add_subparsers(dest="command"))
+    options = parser.parse_args(["bench", "latency", "--system", "matcher"])
+    assert options.system == ["matcher"]
 
 
 def test_help_imports_nothing_heavy() -> None:

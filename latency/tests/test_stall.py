@@ -21,10 +21,9 @@ import time
 from typing import Any
 
 import pytest
+from virtual_time import use_virtual_clock
 
 from topicmatch_latency import LatencyResult, LoadSpec, run_load
-
-from .virtual_time import use_virtual_clock
 
 pytestmark = pytest.mark.latency
 

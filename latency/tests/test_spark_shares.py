@@ -1,9 +1,9 @@
-"""Load from many hosts: the latency harness's shares as Spark tasks (issue 15, §4).
+"""Load from many hosts: the latency harness's shares as Spark tasks.
 
-Two set-ups here: the test's local session, and a broker on a host of its own, a network
-namespace made here with a veth pair, loaded from this one. The third, a standalone cluster of
-two workers on 127.0.0.1 (the command as a user runs it, its own driver), is in
-``test_cluster.py``, which starts one cluster for all that runs on it.
+Two set-ups here: a local session, and a broker on a host of its own, a network namespace made
+here with a veth pair, loaded from this one. The third, a standalone cluster of two workers on
+127.0.0.1 (the command as a user runs it, its own driver), is in topicmatch's
+``tests/spark/test_cluster.py``, which starts one cluster for all that runs on it.
 """
 
 from __future__ import annotations
@@ -17,9 +17,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+pytest.importorskip("pyspark", reason="the spark extra is not installed: pip install './latency[spark]'")
+
 from pyspark.sql import SparkSession
 
 from topicmatch.cli import main
+from topicmatch.spark import session
 from topicmatch_latency import servers
 from topicmatch_latency._histograms import decode
 from topicmatch_latency._load import LoadSpec
@@ -28,6 +32,17 @@ from topicmatch_latency._spark_shares import run_shares_on_spark
 from topicmatch_latency._systems import RoundTripFactory
 
 pytestmark = [pytest.mark.spark, pytest.mark.latency]
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    """A local Spark with two task slots, one per share; in a run of topicmatch's tests too,
+    the session their Spark tests started (which they stop)."""
+    running = SparkSession.getActiveSession()
+    local = session("local[2]")
+    yield local
+    if running is None:
+        local.stop()
 
 
 def test_each_task_runs_its_share_and_the_histograms_are_merged(spark: SparkSession) -> None:
