@@ -21,8 +21,9 @@ Example (a requester that does nothing; NumPy and hdrh are needed, the ``bench``
 
 The broker requesters, the study's configurations, the commit-log benchmark, the ``.hgrm``
 writer and the nines chart live in the private modules; ``topicmatch bench latency`` and
-``topicmatch bench commitlog`` drive them (docs/latency.md explains the method). Importing this
-package is cheap: the names below are loaded on first use, so ``topicmatch --help`` stays fast.
+``topicmatch bench commitlog`` drive them (latency/docs/latency.md explains the method).
+Importing this package is cheap: the names below are loaded on first use, so ``topicmatch
+--help`` stays fast.
 """
 
 from __future__ import annotations

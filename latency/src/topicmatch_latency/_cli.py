@@ -403,7 +403,7 @@ def _run_latency(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, std
         raise UsageError(f"the run failed: {type(error).__name__}: {error}") from None
     report = study.write_outputs(results, out, title, sla=options.sla, sweep=bool(options.sweep))
     if options.quick:
-        mark_quick(report, "docs/latency.md")
+        mark_quick(report, "latency/docs/latency.md")
     print(result_module.summary_table(results), file=stdout)
     for result in results:
         for note in result.notes():
@@ -463,7 +463,7 @@ def _run_commitlog(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, s
             plan.check()
             report = commitlog.run_plan(plan, options.out, Progress("commitlog", stderr))
         if options.quick:
-            mark_quick(report, "docs/latency.md")
+            mark_quick(report, "latency/docs/latency.md")
     except (limits_module.LimitError, systems_module.SystemUnavailable) as error:
         raise UsageError(str(error)) from None
     except (OSError, RuntimeError) as error:  # a connection refused, a server error
@@ -500,7 +500,7 @@ def _run_brokers(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, std
     except (OSError, RuntimeError) as error:
         raise UsageError(f"the run failed: {type(error).__name__}: {error}") from None
     if options.quick:
-        mark_quick(report, "docs/latency.md")
+        mark_quick(report, "latency/docs/latency.md")
     print(report.read_text(), file=stdout)
     print(f"report: {report}", file=stdout)
     return 0
