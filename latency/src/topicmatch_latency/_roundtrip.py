@@ -27,14 +27,20 @@ import os
 import socket
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["MatcherRequester", "MqttRequester", "NatsRequester", "RabbitMQRequester", "RedisRequester"]
+from ._requester import AnyRequester
 
-
-def _topic(kind: str, connection: int) -> str:
-    return f"topicmatch.latency.{kind}.{os.getpid()}.{connection}.{uuid.uuid4().hex[:6]}"
+__all__ = [
+    "REQUESTERS",
+    "MatcherRequester",
+    "MqttRequester",
+    "NatsRequester",
+    "RabbitMQRequester",
+    "RedisRequester",
+]
 
 
 def _check(reply: bytes, size: int) -> None:
@@ -43,21 +49,33 @@ def _check(reply: bytes, size: int) -> None:
 
 
 @dataclass
-class NatsRequester:
-    """Publish and receive back through nats-server (asyncio)."""
+class _BrokerRequester:
+    """One connection to a broker: its address, the message size, the connection's number and
+    the time-out of every blocking call. :meth:`_own_topic` gives the connection its topic and
+    its payload."""
 
     host: str
     port: int
     size: int
     connection: int = 0
     timeout: float = 10.0
+
+    def _own_topic(self, kind: str) -> None:
+        """Set :attr:`topic` (this connection's alone, ``.``-separated) and :attr:`payload`."""
+        self.topic = f"topicmatch.latency.{kind}.{os.getpid()}.{self.connection}.{uuid.uuid4().hex[:6]}"
+        self.payload = os.urandom(self.size)
+
+
+@dataclass
+class NatsRequester(_BrokerRequester):
+    """Publish and receive back through nats-server (asyncio)."""
+
     _nc: Any = field(default=None, repr=False)
     _sub: Any = field(default=None, repr=False)
 
     async def setup(self) -> None:
         nats = importlib.import_module("nats")
-        self.subject = _topic("nats", self.connection)
-        self.payload = os.urandom(self.size)
+        self._own_topic("nats")
         self._nc = await nats.connect(
             f"nats://{self.host}:{self.port}",
             allow_reconnect=False,
@@ -66,12 +84,12 @@ class NatsRequester:
             pending_size=4 * 1024 * 1024 + 2 * self.size,
         )
         self._sub = await self._nc.subscribe(
-            self.subject, pending_msgs_limit=1_000, pending_bytes_limit=16 * 1024 * 1024 + 4 * self.size
+            self.topic, pending_msgs_limit=1_000, pending_bytes_limit=16 * 1024 * 1024 + 4 * self.size
         )
         await self._nc.flush(timeout=self.timeout)
 
     async def request(self) -> None:
-        await self._nc.publish(self.subject, self.payload)
+        await self._nc.publish(self.topic, self.payload)
         message = await self._sub.next_msg(timeout=self.timeout)
         _check(message.data, self.size)
 
@@ -81,25 +99,19 @@ class NatsRequester:
 
 
 @dataclass
-class RedisRequester:
+class RedisRequester(_BrokerRequester):
     """PUBLISH on one connection, receive on a subscribed second one (blocking)."""
 
-    host: str
-    port: int
-    size: int
-    connection: int = 0
-    timeout: float = 10.0
     _pub: Any = field(default=None, repr=False)
     _sub: Any = field(default=None, repr=False)
 
     def setup(self) -> None:
         redis = importlib.import_module("redis")
-        self.channel = _topic("redis", self.connection)
-        self.payload = os.urandom(self.size)
+        self._own_topic("redis")
         options = {"host": self.host, "port": self.port, "socket_timeout": self.timeout}
         self._pub = redis.Redis(**options, socket_connect_timeout=self.timeout)
         self._sub = redis.Redis(**options, socket_connect_timeout=self.timeout).pubsub()
-        self._sub.subscribe(self.channel)
+        self._sub.subscribe(self.topic)
         deadline = time.monotonic() + self.timeout
         while time.monotonic() < deadline:
             message = self._sub.get_message(timeout=0.1)
@@ -108,7 +120,7 @@ class RedisRequester:
         raise TimeoutError("redis did not confirm the subscription")
 
     def request(self) -> None:
-        self._pub.publish(self.channel, self.payload)
+        self._pub.publish(self.topic, self.payload)
         deadline = time.monotonic() + self.timeout
         get = self._sub.get_message
         while True:
@@ -127,22 +139,16 @@ class RedisRequester:
 
 
 @dataclass
-class RabbitMQRequester:
+class RabbitMQRequester(_BrokerRequester):
     """Publish to amq.topic and consume from a bound exclusive queue (pika, blocking)."""
 
-    host: str
-    port: int
-    size: int
-    connection: int = 0
-    timeout: float = 10.0
     _conn: Any = field(default=None, repr=False)
     _channel: Any = field(default=None, repr=False)
     _reply: bytes | None = field(default=None, repr=False)
 
     def setup(self) -> None:
         pika = importlib.import_module("pika")
-        self.routing_key = _topic("amqp", self.connection)
-        self.payload = os.urandom(self.size)
+        self._own_topic("amqp")  # the routing key
         parameters = pika.ConnectionParameters(
             host=self.host,
             port=self.port,
@@ -153,7 +159,7 @@ class RabbitMQRequester:
         self._conn = pika.BlockingConnection(parameters)
         self._channel = self._conn.channel()
         queue = self._channel.queue_declare("", exclusive=True, auto_delete=True).method.queue
-        self._channel.queue_bind(queue, "amq.topic", routing_key=self.routing_key)
+        self._channel.queue_bind(queue, "amq.topic", routing_key=self.topic)
         self._channel.basic_consume(queue, self._on_message, auto_ack=True)
 
     def _on_message(self, _channel: Any, _method: Any, _properties: Any, body: bytes) -> None:
@@ -161,7 +167,7 @@ class RabbitMQRequester:
 
     def request(self) -> None:
         self._reply = None
-        self._channel.basic_publish("amq.topic", self.routing_key, self.payload)
+        self._channel.basic_publish("amq.topic", self.topic, self.payload)
         deadline = time.monotonic() + self.timeout
         process = self._conn.process_data_events
         while self._reply is None:
@@ -177,22 +183,17 @@ class RabbitMQRequester:
 
 
 @dataclass
-class MqttRequester:
+class MqttRequester(_BrokerRequester):
     """QoS 0 publish and subscription on one MQTT 3.1.1 connection (paho-mqtt, blocking)."""
 
-    host: str
-    port: int
-    size: int
-    connection: int = 0
-    timeout: float = 10.0
     _client: Any = field(default=None, repr=False)
     _reply: bytes | None = field(default=None, repr=False)
     _subscribed: bool = field(default=False, repr=False)
 
     def setup(self) -> None:
         mqtt = importlib.import_module("paho.mqtt.client")
-        self.topic = _topic("mqtt", self.connection).replace(".", "/")
-        self.payload = os.urandom(self.size)
+        self._own_topic("mqtt")
+        self.topic = self.topic.replace(".", "/")
         client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"tm-{uuid.uuid4().hex[:12]}")
         client.on_message = self._on_message
         client.on_subscribe = self._on_subscribe
@@ -257,3 +258,12 @@ class MatcherRequester:
 
     def teardown(self) -> None:
         self._matcher = None  # type: ignore[assignment]
+
+
+#: The broker systems' requesters: ``REQUESTERS[system](host, port, size, connection, timeout)``.
+REQUESTERS: dict[str, Callable[[str, int, int, int, float], AnyRequester]] = {
+    "nats": NatsRequester,
+    "redis": RedisRequester,
+    "rabbitmq": RabbitMQRequester,
+    "mqtt": MqttRequester,
+}

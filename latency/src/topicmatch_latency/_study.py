@@ -82,6 +82,21 @@ def configuration(size: int, rate: int | None, connections: int = 1, processes: 
     )
 
 
+def _spec(config: Configuration, duration: float, warmup: float, limits: Limits, interval: float) -> LoadSpec:
+    """The schedule of one run of ``config``, checked against ``limits``."""
+    spec = LoadSpec(
+        rate=config.rate,
+        duration=duration,
+        warmup=warmup,
+        connections=config.connections,
+        processes=config.processes,
+        limits=limits,
+        interval=interval,
+    )
+    spec.check(config.size)
+    return spec
+
+
 #: Runs the shares of one schedule and returns their results: load processes on this machine
 #: (:func:`._processes.run_shares`), or Spark tasks (:func:`._spark_shares.run_shares_on_spark`).
 ShareRunner = Callable[[Any, LoadSpec], list[ShareResult]]
@@ -127,16 +142,7 @@ def run_configuration(
     """One fixed-rate run of ``config`` against a started system (``factory`` from :func:`serve`);
     ``shares`` runs its load shares (``spark_master``: the Spark master they ran on, if so);
     ``broker``: the running broker used, if one was named."""
-    spec = LoadSpec(
-        rate=config.rate,
-        duration=duration,
-        warmup=warmup,
-        connections=config.connections,
-        processes=config.processes,
-        limits=limits,
-        interval=interval,
-    )
-    spec.check(config.size)
+    spec = _spec(config, duration, warmup, limits, interval)
     machine = machine_info()
     return LatencyResult.from_shares(
         shares(factory, spec),
@@ -177,16 +183,8 @@ def run_study(
     """Every configuration against every system; each broker started once and stopped after.
     ``shares`` and ``spark_master``: see :func:`run_configuration`; ``broker`` (host, port): a
     running broker to use instead of starting one (one system only)."""
-    for config in configs:
-        LoadSpec(
-            rate=config.rate,
-            duration=duration,
-            warmup=warmup,
-            connections=config.connections,
-            processes=config.processes,
-            limits=limits,
-            interval=interval,
-        ).check(config.size)
+    for config in configs:  # every configuration checked before any broker starts
+        _spec(config, duration, warmup, limits, interval)
     results = []
     for system in systems:
         with serve(system, configs[0].size, timeout, broker) as base:

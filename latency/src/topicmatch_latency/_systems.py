@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from . import servers
 from ._requester import AnyRequester
-from ._roundtrip import MatcherRequester, MqttRequester, NatsRequester, RabbitMQRequester, RedisRequester
+from ._roundtrip import REQUESTERS, MatcherRequester
 
 __all__ = ["SERVERS", "SYSTEMS", "RoundTripFactory", "SystemUnavailable", "serve"]
 
@@ -53,17 +53,11 @@ class RoundTripFactory:
     timeout: float = 10.0
 
     def __call__(self, connection: int) -> AnyRequester:
-        if self.system == "nats":
-            return NatsRequester(self.host, self.port, self.size, connection, self.timeout)
-        if self.system == "redis":
-            return RedisRequester(self.host, self.port, self.size, connection, self.timeout)
-        if self.system == "rabbitmq":
-            return RabbitMQRequester(self.host, self.port, self.size, connection, self.timeout)
-        if self.system == "mqtt":
-            return MqttRequester(self.host, self.port, self.size, connection, self.timeout)
         if self.system == "matcher":
             return MatcherRequester(connection=connection)
-        raise ValueError(f"unknown system {self.system!r}; choose from {', '.join(SYSTEMS)}")
+        if self.system not in REQUESTERS:
+            raise ValueError(f"unknown system {self.system!r}; choose from {', '.join(SYSTEMS)}")
+        return REQUESTERS[self.system](self.host, self.port, self.size, connection, self.timeout)
 
 
 def start_server(server: servers._Server) -> None:
