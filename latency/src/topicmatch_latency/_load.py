@@ -369,9 +369,6 @@ def _make(factory: RequesterFactory, connections: list[int]) -> tuple[list[AnyRe
     return requesters, kinds.pop()
 
 
-_Run = tuple[list["_Record"], int, float, float, float]
-
-
 def machine_cpu() -> tuple[int, int]:
     """(busy, total) CPU ticks of the whole machine so far, from ``/proc/stat`` ((0, 0) elsewhere).
 
@@ -394,6 +391,24 @@ def busy_share(before: tuple[int, int], after: tuple[int, int]) -> float:
     return (after[0] - before[0]) / total if total > 0 else 0.0
 
 
+class _Run:
+    """One share's schedule as it ran, whichever its requesters: a record per connection, and
+    what the schedule cost from its start (this process's CPU, all threads; the wall time; the
+    machine's busy share) to :meth:`ended`. Both share runners below fill one."""
+
+    def __init__(self, connections: int, start_ns: int) -> None:
+        self._cpu0, self._wall0, self._machine0 = time.process_time(), time.monotonic(), machine_cpu()
+        self.records = [_Record() for _ in range(connections)]
+        self.start_ns = start_ns
+        self.cpu = self.wall = self.busy = 0.0
+
+    def ended(self) -> _Run:
+        self.cpu = time.process_time() - self._cpu0
+        self.wall = time.monotonic() - self._wall0
+        self.busy = busy_share(self._machine0, machine_cpu())
+        return self
+
+
 def _run_blocking_share(
     requesters: list[Requester], connections: list[int], spec: LoadSpec, ready: Callable[[], int]
 ) -> _Run:
@@ -402,9 +417,8 @@ def _run_blocking_share(
         for requester in requesters:
             requester.setup()
             set_up.append(requester)
-        start_ns = ready()
-        cpu0, wall0, machine0 = time.process_time(), time.monotonic(), machine_cpu()
-        records = [_Record() for _ in connections]
+        run = _Run(len(connections), ready())
+        start_ns, records = run.start_ns, run.records
         if len(connections) == 1:
             _blocking_loop(requesters[0], connections[0], spec, start_ns, SPIN_NS, records[0])
         else:
@@ -425,13 +439,7 @@ def _run_blocking_share(
             for rec, thread in zip(records, threads, strict=True):
                 if thread.is_alive():
                     rec.error = rec.error or f"{thread.name} was still in a request at the time bound"
-        return (
-            records,
-            start_ns,
-            time.process_time() - cpu0,
-            time.monotonic() - wall0,
-            busy_share(machine0, machine_cpu()),
-        )
+        return run.ended()
     finally:
         for requester in reversed(set_up):
             with contextlib.suppress(Exception):  # a failed disconnect must not hide the results
@@ -446,23 +454,15 @@ async def _run_async_share(
         for requester in requesters:
             await asyncio.wait_for(requester.setup(), spec.setup_timeout)
             set_up.append(requester)
-        start_ns = await asyncio.get_running_loop().run_in_executor(None, ready)
-        cpu0, wall0, machine0 = time.process_time(), time.monotonic(), machine_cpu()
-        records = [_Record() for _ in connections]
+        run = _Run(len(connections), await asyncio.get_running_loop().run_in_executor(None, ready))
         spin = SPIN_NS if len(connections) == 1 else 0
         await asyncio.gather(
             *(
-                _async_loop(r, c, spec, start_ns, spin, rec)
-                for r, c, rec in zip(requesters, connections, records, strict=True)
+                _async_loop(r, c, spec, run.start_ns, spin, rec)
+                for r, c, rec in zip(requesters, connections, run.records, strict=True)
             )
         )
-        return (
-            records,
-            start_ns,
-            time.process_time() - cpu0,
-            time.monotonic() - wall0,
-            busy_share(machine0, machine_cpu()),
-        )
+        return run.ended()
     finally:
         for requester in reversed(set_up):
             with contextlib.suppress(Exception):  # a failed disconnect must not hide the results
@@ -480,19 +480,12 @@ def run_share(factory: RequesterFactory, spec: LoadSpec, index: int, ready: Call
     requesters, asynchronous = _make(factory, connections)
     if asynchronous:
         with asyncio.Runner(loop_factory=_select_loop) as runner:
-            records, start_ns, cpu, wall, busy = runner.run(
-                _run_async_share(requesters, connections, spec, ready)  # type: ignore[arg-type]
-            )
+            run = runner.run(_run_async_share(requesters, connections, spec, ready))  # type: ignore[arg-type]
     else:
-        records, start_ns, cpu, wall, busy = _run_blocking_share(
-            requesters,  # type: ignore[arg-type]
-            connections,
-            spec,
-            ready,
-        )
-    result = _summarise(records, spec, start_ns)
+        run = _run_blocking_share(requesters, connections, spec, ready)  # type: ignore[arg-type]
+    result = _summarise(run.records, spec, run.start_ns)
     result.measure_start_epoch_ns = time.time_ns() - time.monotonic_ns() + result.measure_start_ns
-    result.cpu_seconds = max(0.0, cpu - sum(rec.spin_ns for rec in records) / NS)
-    result.wall_seconds = wall
-    result.machine_busy = busy
+    result.cpu_seconds = max(0.0, run.cpu - sum(rec.spin_ns for rec in run.records) / NS)
+    result.wall_seconds = run.wall
+    result.machine_busy = run.busy
     return result
