@@ -80,6 +80,19 @@ def _rate(text: str) -> int | None:
         ) from None
 
 
+def _add_systems(parser: argparse.ArgumentParser, allowed: tuple[str, ...]) -> None:
+    """``--systems`` (or ``--system``): some of ``allowed``, comma-separated; all by default."""
+    parser.add_argument(
+        "--systems",
+        "--system",
+        dest="systems",
+        metavar="SYSTEMS",
+        type=_names(allowed),
+        default=list(allowed),
+        help=f"comma-separated, from {', '.join(allowed)} (default: all)",
+    )
+
+
 def _parsed(parse: Any, what: str) -> Any:
     """An argparse type from a parser that raises ValueError with its own message."""
 
@@ -209,15 +222,7 @@ def add_bench_commands(subparsers: Any) -> None:
             "publisher and at the subscriber. Each system's durability setting is reported with it."
         ),
     )
-    commitlog.add_argument(
-        "--systems",
-        "--system",
-        dest="systems",
-        metavar="SYSTEMS",
-        type=_names(LOG_SYSTEMS),
-        default=list(LOG_SYSTEMS),
-        help=f"comma-separated, from {', '.join(LOG_SYSTEMS)} (default: all)",
-    )
+    _add_systems(commitlog, LOG_SYSTEMS)
     commitlog.add_argument("--sizes", type=_sizes, default=None, help="default: 256,1KB,5KB,1MB")
     commitlog.add_argument("--rate", type=int, default=50, help="latency runs: messages/s (default: 50)")
     commitlog.add_argument(
@@ -252,15 +257,7 @@ def add_bench_commands(subparsers: Any) -> None:
             "core is the limit, not the system, and the report says so."
         ),
     )
-    brokers.add_argument(
-        "--systems",
-        "--system",
-        dest="systems",
-        metavar="SYSTEMS",
-        type=_names(THROUGHPUT_SYSTEMS),
-        default=list(THROUGHPUT_SYSTEMS),
-        help=f"comma-separated, from {', '.join(THROUGHPUT_SYSTEMS)} (default: all)",
-    )
+    _add_systems(brokers, THROUGHPUT_SYSTEMS)
     brokers.add_argument(
         "--messages",
         type=int,
@@ -311,6 +308,19 @@ def _stop_on_sigterm(stop: Any) -> Iterator[None]:
         stop.clear()
 
 
+@contextlib.contextmanager
+def _usage_errors() -> Iterator[None]:
+    """A limit exceeded, a broker missing or a run that failed (a connection refused, a load
+    process or a server that failed): one line and exit code 2, not a traceback."""
+    limits, systems = _heavy("_limits"), _heavy("_systems")
+    try:
+        yield
+    except (limits.LimitError, systems.SystemUnavailable) as error:
+        raise UsageError(str(error)) from None
+    except (OSError, RuntimeError) as error:
+        raise UsageError(f"the run failed: {type(error).__name__}: {error}") from None
+
+
 def _address(text: str) -> tuple[str, int]:
     """``HOST:PORT`` -> (host, port)."""
     host, _, port = text.rpartition(":")
@@ -341,7 +351,6 @@ def _run_latency(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, std
     study = _heavy("_study")
     limits_module = _heavy("_limits")
     result_module = _heavy("_result")
-    systems_module = _heavy("_systems")
     out: Path = options.out
     if options.overlay:
         results = []
@@ -384,23 +393,18 @@ def _run_latency(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, std
         spark = _heavy_spark_session(options.spark_master)
         placement["shares"] = functools.partial(_heavy("_spark_shares").run_shares_on_spark, spark)
         placement["spark_master"] = options.spark_master
-    try:
-        with _stop_on_sigterm(_heavy("_load").STOP):
-            results = study.run_study(
-                systems,
-                configs,
-                duration=duration,
-                warmup=warmup,
-                timeout=options.timeout,
-                limits=limits,
-                interval=options.interval,
-                progress=Progress("latency", stderr),
-                **placement,
-            )
-    except (limits_module.LimitError, systems_module.SystemUnavailable) as error:
-        raise UsageError(str(error)) from None
-    except (OSError, RuntimeError) as error:  # a connection refused, a load process that failed
-        raise UsageError(f"the run failed: {type(error).__name__}: {error}") from None
+    with _usage_errors(), _stop_on_sigterm(_heavy("_load").STOP):
+        results = study.run_study(
+            systems,
+            configs,
+            duration=duration,
+            warmup=warmup,
+            timeout=options.timeout,
+            limits=limits,
+            interval=options.interval,
+            progress=Progress("latency", stderr),
+            **placement,
+        )
     report = study.write_outputs(results, out, title, sla=options.sla, sweep=bool(options.sweep))
     if options.quick:
         mark_quick(report, "latency/docs/latency.md")
@@ -445,8 +449,6 @@ def _commitlog_command(options: argparse.Namespace) -> str:
 
 def _run_commitlog(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
     commitlog = _heavy("_commitlog")
-    limits_module = _heavy("_limits")
-    systems_module = _heavy("_systems")
     plan = commitlog.Plan.make(
         systems=options.systems,
         sizes=options.sizes,
@@ -458,16 +460,12 @@ def _run_commitlog(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, s
         throughput=not options.skip_throughput,
         command=_commitlog_command(options),
     )
-    try:
+    with _usage_errors():
         with _stop_on_sigterm(_heavy("_load").STOP):
             plan.check()
             report = commitlog.run_plan(plan, options.out, Progress("commitlog", stderr))
         if options.quick:
             mark_quick(report, "latency/docs/latency.md")
-    except (limits_module.LimitError, systems_module.SystemUnavailable) as error:
-        raise UsageError(str(error)) from None
-    except (OSError, RuntimeError) as error:  # a connection refused, a server error
-        raise UsageError(f"the run failed: {type(error).__name__}: {error}") from None
     print(report.read_text(), file=stdout)
     print(f"report: {report}", file=stdout)
     return 0
@@ -475,30 +473,23 @@ def _run_commitlog(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, s
 
 def _run_brokers(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
     throughput = _heavy("_broker_throughput")
-    limits_module = _heavy("_limits")
-    systems_module = _heavy("_systems")
     messages = options.messages if options.messages is not None else (20_000 if options.quick else 1_000_000)
     argv = ["topicmatch", "bench", "brokers", "--messages", str(messages), "--size", str(options.size)]
     if options.systems != list(THROUGHPUT_SYSTEMS):
         argv += ["--systems", ",".join(options.systems)]
     if not options.idle > 0 or not options.timeout > 0:
         raise UsageError("--idle and --timeout must be positive")
-    try:
-        with _stop_on_sigterm(_heavy("_load").STOP):
-            report = throughput.run_brokers(
-                options.systems,
-                messages,
-                options.size,
-                options.out,
-                command=shlex.join(argv),
-                idle=options.idle,
-                timeout=options.timeout,
-                progress=Progress("brokers", stderr),
-            )
-    except (limits_module.LimitError, systems_module.SystemUnavailable) as error:
-        raise UsageError(str(error)) from None
-    except (OSError, RuntimeError) as error:
-        raise UsageError(f"the run failed: {type(error).__name__}: {error}") from None
+    with _usage_errors(), _stop_on_sigterm(_heavy("_load").STOP):
+        report = throughput.run_brokers(
+            options.systems,
+            messages,
+            options.size,
+            options.out,
+            command=shlex.join(argv),
+            idle=options.idle,
+            timeout=options.timeout,
+            progress=Progress("brokers", stderr),
+        )
     if options.quick:
         mark_quick(report, "latency/docs/latency.md")
     print(report.read_text(), file=stdout)
