@@ -82,3 +82,14 @@ def test_where_mosquitto_and_paho_disagree_the_adapter_follows_mosquitto() -> No
         ours["a/#/b"] = 1
     with pytest.raises(InvalidTopicError):
         list(ours.iter_match("a/+"))
+
+
+@pytest.mark.parametrize(
+    ("sub", "topic"), [("", "foo"), ("a/#/b", "a/x/b"), ("a+", "a+"), ("+", "+"), ("a", "")]
+)
+def test_topic_matches_sub_answers_a_bool_for_what_mosquitto_refuses(sub: str, topic: str) -> None:
+    """paho documents a bool; an input Mosquitto refuses matches nothing (paho itself answers
+    False for the empty filter, and some of the others as its matcher happens to)."""
+    assert topic_matches_sub(sub, topic) is False
+    if sub == "":
+        assert paho_client.topic_matches_sub(sub, topic) is False

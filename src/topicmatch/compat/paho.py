@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .. import Matcher, make_dialect
+from .. import Matcher, TopicMatchError, make_dialect
 
 __all__ = ["MQTTMatcher", "topic_matches_sub"]
 
@@ -78,9 +78,17 @@ class MQTTMatcher:
 
 def topic_matches_sub(sub: str, topic: str) -> bool:
     """Whether ``topic`` matches the filter ``sub``, as Mosquitto decides
-    (:meth:`topicmatch.Dialect.matches` of the ``mqtt`` dialect).
+    (:meth:`topicmatch.Dialect.matches` of the ``mqtt`` dialect). Like paho's, it answers a
+    bool for anything: a filter or topic Mosquitto refuses (empty, ``a/#/b``, a topic with
+    ``+``) matches nothing, so False, where paho's matcher answers such input as it happens to
+    (False for an empty filter, True for ``+`` against the topic ``+``).
 
     >>> topic_matches_sub("foo/#", "foo/bar"), topic_matches_sub("+/bar", "$SYS/bar")
     (True, False)
+    >>> topic_matches_sub("", "foo"), topic_matches_sub("a/#/b", "a/x/b")
+    (False, False)
     """
-    return _MQTT.matches(sub, topic)
+    try:
+        return _MQTT.matches(sub, topic)
+    except TopicMatchError:
+        return False
