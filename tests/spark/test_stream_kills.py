@@ -30,9 +30,9 @@ pytestmark = pytest.mark.spark
 
 @pytest.fixture(scope="module")
 def log(tmp_path_factory: pytest.TempPathFactory) -> pa.Table:
-    """test_stream's messages: 4 files' worth (a few invalid), as one table."""
+    """test_stream's messages: 5 files' worth (a few invalid), as one table."""
     path = tmp_path_factory.mktemp("kill-log")
-    generate(path, 4 * FILE_ROWS, 300, seed=5, invalid_fraction=0.01)
+    generate(path, 5 * FILE_ROWS, 300, seed=5, invalid_fraction=0.01)
     return pq.read_table(path / "messages")
 
 
@@ -131,6 +131,39 @@ def test_a_kill_as_the_first_batch_is_planned_is_recovered(
     assert not temporary.exists()
     assert not crc.exists()
     _exactly_once(spark, log, out, range(3))
+
+
+def test_a_kill_between_logging_a_batchs_files_and_the_batch_keeps_the_audit_right(
+    spark: SparkSession, log: pa.Table, tmp_path: Path
+) -> None:
+    """The file source logs the files of the next batch (``sources/0/1``) before the query
+    logs the batch (``offsets/1``). After a kill between the two, the restart's batch 1 reads
+    that entry and a new one, and the source's ids stay one ahead of the batches': the audit
+    trail, which read the source entry of the batch's own id, named only the first entry's
+    files for batch 1 and the previous batch's files for every batch after it. The deliveries
+    were right all along."""
+    subs, inbox, out, ckpt = _paths(tmp_path)
+    write_subs(subs, V1)
+    for i in range(2):
+        drop(inbox, log, i)
+    assert stream(subs, inbox, out, ckpt)[0] == 0
+    drop(inbox, log, 2)
+    logged = inbox / "m02.parquet"  # what the source wrote before the kill, as Spark writes it
+    entry = {"path": logged.as_uri(), "timestamp": logged.stat().st_mtime_ns // 1_000_000, "batchId": 1}
+    text = "v1\n" + json.dumps(entry, separators=(",", ":"))
+    (ckpt / "deliveries" / "sources" / "0" / "1").write_text(text)
+    drop(inbox, log, 3)
+    assert stream(subs, inbox, out, ckpt)[0] == 0
+    drop(inbox, log, 4)
+    assert stream(subs, inbox, out, ckpt)[0] == 0
+    audit = [json.loads(line) for line in (ckpt / "batches.jsonl").read_text().splitlines()]
+    assert [(b["batch"], b["files"]) for b in audit] == [
+        (0, ["m00.parquet", "m01.parquet"]),
+        (1, ["m02.parquet", "m03.parquet"]),
+        (2, ["m04.parquet"]),
+    ]
+    assert sum(b["messages"] for b in audit) == 5 * FILE_ROWS
+    _exactly_once(spark, log, out, range(5))
 
 
 def test_an_output_with_committed_batches_and_no_checkpoint_is_refused(

@@ -305,21 +305,45 @@ class StreamRouter:
             self._fs.write_text(self.job.summary_path, self._summary(start).to_json())
 
     def _batch_files(self, batch: int) -> list[str]:
-        """The message files of a micro-batch, from the file source's log in the checkpoint."""
-        log_dir = f"{self.checkpoint}/deliveries/sources/0"
-        for name in (str(batch), f"{batch}.compact"):
+        """The message files of a micro-batch, from the checkpoint: the file source's log
+        entries that the batch's offsets cover.
+
+        The source logs a batch's files (``sources/0/J``) before the query logs the batch
+        (``offsets/N``, whose ``logOffset`` is J), and the two ids are equal until a kill
+        falls between the two writes: the restart's batch then takes that entry and a new
+        one (``logOffset`` J+1), and from then on batch N covers the entries after batch
+        N-1's ``logOffset`` up to its own, which is what is read here (the entry of the same
+        id only when the offsets log cannot tell)."""
+        root = f"{self.checkpoint}/deliveries"
+        end = self._log_offset(f"{root}/offsets/{batch}")
+        start = self._log_offset(f"{root}/offsets/{batch - 1}") if batch else -1
+        entries = range(batch, batch + 1) if end is None or start is None else range(start + 1, end + 1)
+        return sorted(name for entry in entries for name in self._source_files(f"{root}/sources/0", entry))
+
+    def _log_offset(self, path: str) -> int | None:
+        """The file source's ``logOffset`` in an offsets log entry (its last line), or None."""
+        text = self._fs.read_text(path)
+        try:
+            offset = json.loads(text.splitlines()[-1])["logOffset"] if text else None
+        except (ValueError, KeyError, TypeError):
+            return None
+        return offset if isinstance(offset, int) else None
+
+    def _source_files(self, log_dir: str, entry: int) -> list[str]:
+        """The names of the files the file source logged as its batch ``entry``."""
+        for name in (str(entry), f"{entry}.compact"):
             text = self._fs.read_text(f"{log_dir}/{name}")
             if text is None:
                 continue
             files = []
             for line in text.splitlines()[1:]:  # the first line is the log's version
                 try:
-                    entry = json.loads(line)
+                    logged = json.loads(line)
                 except json.JSONDecodeError:
                     continue
-                if entry.get("batchId") == batch:
-                    files.append(str(entry["path"]).rsplit("/", 1)[-1])
-            return sorted(files)
+                if logged.get("batchId") == entry:
+                    files.append(str(logged["path"]).rsplit("/", 1)[-1])
+            return files
         return []
 
     def _append_audit(self, record: dict[str, Any]) -> None:
