@@ -314,12 +314,18 @@ def _redis_send(port: int, messages: int, payload: bytes, side: Side) -> None:
     client.close()
 
 
-def _rabbitmq_receive(port: int, counter: _Counter, idle: float, ready: Any) -> None:
+def _rabbitmq_queue(port: int) -> tuple[Any, Any]:
+    """A connection and a channel on which the run's transient queue is declared (both sides)."""
     pika: Any = importlib.import_module("pika")
 
     connection = pika.BlockingConnection(pika.ConnectionParameters(servers.HOST, port))
     channel = connection.channel()
     channel.queue_declare(SUBJECT, auto_delete=True)
+    return connection, channel
+
+
+def _rabbitmq_receive(port: int, counter: _Counter, idle: float, ready: Any) -> None:
+    connection, channel = _rabbitmq_queue(port)
     channel.basic_qos(prefetch_count=1_000)
     channel.basic_consume(SUBJECT, lambda *_: counter.tick(), auto_ack=True)
     ready.set()
@@ -330,11 +336,7 @@ def _rabbitmq_receive(port: int, counter: _Counter, idle: float, ready: Any) -> 
 
 
 def _rabbitmq_send(port: int, messages: int, payload: bytes, side: Side) -> None:
-    pika: Any = importlib.import_module("pika")
-
-    connection = pika.BlockingConnection(pika.ConnectionParameters(servers.HOST, port))
-    channel = connection.channel()
-    channel.queue_declare(SUBJECT, auto_delete=True)
+    connection, channel = _rabbitmq_queue(port)
 
     def send() -> None:
         publish = channel.basic_publish
