@@ -20,9 +20,9 @@ PACKAGE = Path(topicmatch.__file__).parent
 #: The latency harness's source in this checkout: read as text, so it need not be installed.
 HARNESS = Path(__file__).resolve().parents[1] / "latency" / "src" / "topicmatch_latency"
 
-#: Modules beside the core that every layer may use: standard library only, documented in
-#: docs/architecture.md ("Support modules").
-SUPPORT = {"_commandline", "_extras", "_pair_files", "_progress"}
+#: The package that every layer may use, beside the core: standard library and the core's public
+#: names only, documented in docs/architecture.md ("Support modules").
+SUPPORT = "support"
 #: topicmatch's outer layers, one subpackage each; the latency harness is a layer of its own.
 LAYERS = {"bench", "cli", "compat", "spark"}
 
@@ -90,10 +90,7 @@ def _where(path: Path) -> str:
     parts = path.relative_to(PACKAGE).parts
     if len(parts) > 1:
         return parts[0]
-    stem = path.stem
-    if stem == "__main__":
-        return "main"
-    return "support" if stem in SUPPORT else "core"
+    return "main" if path.stem == "__main__" else "core"
 
 
 def _layer_of(module: str) -> str | None:
@@ -107,7 +104,7 @@ def _layer_of(module: str) -> str | None:
         return "public"
     if parts[1] in LAYERS:
         return parts[1]
-    if parts[1] in SUPPORT:
+    if parts[1] == SUPPORT:
         return "support"
     return "public" if parts[1] == "__version__" else "core"
 
@@ -119,8 +116,7 @@ def _public(module: str) -> bool:
 def test_every_subpackage_has_a_layer() -> None:
     """A new subpackage must be placed in docs/architecture.md's layers before it can pass."""
     subpackages = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
-    assert subpackages == LAYERS
-    assert {p.stem for p in PACKAGE.glob("_*.py")} >= SUPPORT
+    assert subpackages == {*LAYERS, SUPPORT}
 
 
 def test_the_core_imports_only_the_standard_library_and_itself() -> None:
@@ -137,7 +133,9 @@ def test_the_core_imports_only_the_standard_library_and_itself() -> None:
 
 
 def test_the_support_modules_use_the_standard_library_and_the_cores_public_names() -> None:
-    for path in (PACKAGE / f"{name}.py" for name in sorted(SUPPORT)):
+    support = _modules(PACKAGE / SUPPORT)
+    assert len(support) == 5
+    for path in support:
         for line, module, names in _imports(path, run_only=True):
             layer = _layer_of(module)
             if layer is None:
@@ -178,7 +176,7 @@ def test_the_check_sees_importlib_strings_and_relative_imports() -> None:
     """The scan itself: a string naming a module, and a relative import, are imports."""
     found = {module for _, module, _ in _imports(PACKAGE / "cli" / "_pipeline.py")}
     assert "topicmatch.spark.commands" in found  # an importlib string
-    assert "topicmatch._commandline" in found  # `from .._commandline import ...`
+    assert "topicmatch.support.commandline" in found  # `from ..support.commandline import ...`
 
 
 def test_the_public_names_are_listed_once() -> None:

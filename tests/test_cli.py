@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from topicmatch._commandline import UsageError
-from topicmatch._extras import EXTRAS
 from topicmatch.cli import _bench, main
+from topicmatch.support.commandline import UsageError
+from topicmatch.support.extras import EXTRAS
 
 
 def _run(argv: list[str], stdin: str = "") -> tuple[int, str]:
@@ -167,7 +167,7 @@ def test_a_header_line_is_not_a_subscription(tmp_path: Path) -> None:
 
 
 def test_extras_table_mirrors_pyproject() -> None:
-    """topicmatch._extras names each extra's import names; pyproject.toml its distributions."""
+    """topicmatch.support.extras names each extra's import names; pyproject.toml its distributions."""
     import_name = {
         "hdrhistogram": "hdrh",
         "paho-mqtt": "paho",

@@ -1,5 +1,5 @@
 """Counts in messages read as a person writes them: "1 message", "1 run", "1 core", never
-"1 messages" (topicmatch._commandline.counted, used by every message that counts)."""
+"1 messages" (topicmatch.support.commandline.counted, used by every message that counts)."""
 
 from __future__ import annotations
 

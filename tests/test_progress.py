@@ -8,8 +8,8 @@ import types
 
 import pytest
 
-from topicmatch import _progress
-from topicmatch._progress import Progress
+from topicmatch.support import progress as _progress
+from topicmatch.support.progress import Progress
 
 
 class _Terminal(io.StringIO):

@@ -18,9 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from topicmatch._commandline import UsageError, add_out, require_extra
-from topicmatch._progress import Progress
 from topicmatch.bench.report import mark_quick
+from topicmatch.support.commandline import UsageError, add_out, require_extra
+from topicmatch.support.progress import Progress
 
 from ._sla import Sla, highest_met, parse_rates
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import Matcher
-from .._commandline import counted
+from ..support.commandline import counted
 from . import charts
 from .report import Progress, Report, fmt_ns
 from .shapes import random_subscriptions

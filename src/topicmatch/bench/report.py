@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .._commandline import counted
-from .._progress import Progress
+from ..support.commandline import counted
+from ..support.progress import Progress
 from .machine import machine_info
 
 __all__ = ["Progress", "Report", "fmt_int", "fmt_ns", "mark_quick"]

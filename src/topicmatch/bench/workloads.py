@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, NamedTuple
 
-from .._commandline import UsageError, counted
+from ..support.commandline import UsageError, counted
 from . import charts, shapes
 from .alone import Alone
 from .contenders import ALGORITHMS, PEERS, Contender, NotBuilt, build, contenders_for

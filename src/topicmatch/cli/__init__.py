@@ -13,8 +13,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TextIO
 
 from .. import ALGORITHMS, BUILD, DIALECTS, Matcher, TopicMatchError, __version__
-from .._commandline import UsageError
-from .._pair_files import LISTED, dialect_warning, invalid_patterns, read_pairs
+from ..support.commandline import UsageError
+from ..support.pair_files import LISTED, dialect_warning, invalid_patterns, read_pairs
 from . import _bench, _pipeline
 from ._demo import run_demo
 
@@ -113,7 +113,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
 def _read_subscriptions(lines: Iterable[str], source: str, matcher: Matcher) -> list[str]:
     """Subscribe every pair of the file; return the patterns. A file with invalid patterns is one
-    :class:`UsageError` listing them (:func:`~topicmatch._pair_files.invalid_patterns`)."""
+    :class:`UsageError` listing them (:func:`~topicmatch.support.pair_files.invalid_patterns`)."""
     patterns: list[str] = []
     invalid: list[str] = []
     count = 0

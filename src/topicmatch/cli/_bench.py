@@ -6,7 +6,7 @@ all``, and ``bench pipeline`` (the Spark pipeline, :mod:`topicmatch.spark`'s ben
 Other installed distributions add theirs through the entry point group ``topicmatch.bench``: a
 function ``add_bench_commands(subparsers)`` (the latency harness, ``topicmatch_latency``, adds
 ``latency``, ``commitlog`` and ``brokers``). Every runner imports its heavy dependencies when it
-runs, after :func:`topicmatch._commandline.require_extra`, so ``topicmatch --help`` stays fast.
+runs, after :func:`topicmatch.support.commandline.require_extra`, so ``topicmatch --help`` stays fast.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any, TextIO
 
-from .._commandline import UsageError, add_out, add_repeat, repeat_of, require_extra
-from .._progress import Progress
 from ..bench.report import mark_quick
+from ..support.commandline import UsageError, add_out, add_repeat, repeat_of, require_extra
+from ..support.progress import Progress
 
 __all__ = ["EXPERIMENTS", "HARNESS", "add_commands"]
 

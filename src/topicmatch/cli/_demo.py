@@ -11,8 +11,8 @@ from collections.abc import Hashable
 from typing import TextIO
 
 from .. import ALGORITHMS, Matcher
-from .._commandline import counted
 from ..bench.shapes import study_throughput
+from ..support.commandline import counted
 
 __all__ = ["run_demo"]
 

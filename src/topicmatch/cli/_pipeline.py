@@ -1,7 +1,7 @@
 """``topicmatch generate`` and ``topicmatch route``: the pipeline's command line.
 
 Loaded at start-up by :mod:`topicmatch.cli` to add its commands, so it imports nothing heavy:
-a command first checks that the ``spark`` extra is installed (:func:`topicmatch._commandline.require`
+a command first checks that the ``spark`` extra is installed (:func:`topicmatch.support.commandline.require`
 names the install command otherwise), then loads its runner from :mod:`topicmatch.spark.commands`.
 Every bad input ends as one line on stderr and exit code 2.
 """
@@ -13,7 +13,7 @@ import importlib
 from typing import Any, TextIO
 
 from .. import DIALECTS
-from .._commandline import require_extra
+from ..support.commandline import require_extra
 
 __all__ = ["add_commands"]
 

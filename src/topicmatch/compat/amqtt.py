@@ -79,7 +79,7 @@ from topicmatch import (
     make_dialect,
 )
 
-from .._extras import install_hint
+from ..support.extras import install_hint
 
 try:
     from amqtt.broker import Broker as AmqttBroker

@@ -40,7 +40,7 @@ from typing import Any
 
 from topicmatch import Matcher, make_dialect
 
-from .._extras import install_hint
+from ..support.extras import install_hint
 
 try:
     from kombu.transport import virtual

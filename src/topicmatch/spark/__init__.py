@@ -22,7 +22,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .._extras import install_hint, missing
+from ..support.extras import install_hint, missing
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time they load on first use
     from ._errors import InvalidSubscriptionError, MessagesError, SparkPipelineError, SubscriptionsError

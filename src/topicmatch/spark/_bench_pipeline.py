@@ -33,7 +33,7 @@ from pyspark.sql import functions as F
 
 from topicmatch.bench.machine import machine_info
 
-from .._progress import Progress
+from ..support.progress import Progress
 from ._generate import ROW_GROUP_ROWS, generate
 from ._io import write
 from ._regex_join import naive_route

@@ -49,7 +49,7 @@ from pyspark.sql import SparkSession
 
 from topicmatch.bench.machine import machine_info
 
-from .._progress import Progress
+from ..support.progress import Progress
 from ._bench_pipeline import CASES, _data
 from ._generate import MESSAGE_SCHEMA, ROW_GROUP_ROWS, _payloads
 from ._io import write

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .. import InvalidPatternError, TopicMatchError
-from .._pair_files import invalid_patterns
+from ..support.pair_files import invalid_patterns
 
 __all__ = ["InvalidSubscriptionError", "MessagesError", "SparkPipelineError", "SubscriptionsError"]
 
@@ -40,7 +40,7 @@ class InvalidSubscriptionError(SubscriptionsError, InvalidPatternError):
     Attributes: ``where`` (``"subs.tsv:12"`` or ``"row 12"``), and as for
     :class:`~topicmatch.InvalidPatternError`, ``dialect``, ``value`` (the pattern) and ``reason``,
     all of the first invalid pattern; ``others``, (where, pattern, reason) of the next ones (at
-    most :data:`topicmatch._pair_files.LISTED` in all are kept), and ``count``, how many there are.
+    most :data:`topicmatch.support.pair_files.LISTED` in all are kept), and ``count``, how many there are.
     The message lists those kept, the first on its first line.
     """
 

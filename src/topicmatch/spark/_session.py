@@ -22,8 +22,8 @@ from typing import Any, TextIO
 
 from pyspark.sql import SparkSession
 
-from .._commandline import counted
-from .._progress import Progress
+from ..support.commandline import counted
+from ..support.progress import Progress
 
 __all__ = ["JobProgress", "session"]
 
@@ -173,7 +173,7 @@ class JobProgress:
     """A background thread reporting the running job: tasks done and running, messages routed.
 
     ``routed()`` returns (messages, deliveries) so far (from the statistics accumulator, which
-    grows as tasks finish). Printed through :class:`topicmatch._progress.Progress`: on a
+    grows as tasks finish). Printed through :class:`topicmatch.support.progress.Progress`: on a
     terminal the line is rewritten in place twice a second (its seconds move even while one
     long task runs); otherwise a line as soon as the job has started, then whenever a task
     finished (at most one a second) and at least every ``every`` seconds, so that a small job

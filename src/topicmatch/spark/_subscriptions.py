@@ -28,7 +28,7 @@ import pyarrow.compute as pc  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]
 
 from .. import InvalidPatternError, Matcher, make_dialect
-from .._pair_files import LISTED, read_pairs
+from ..support.pair_files import LISTED, read_pairs
 from ._errors import InvalidSubscriptionError, SubscriptionsError
 from ._levels import plain_mask
 

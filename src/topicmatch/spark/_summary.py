@@ -12,7 +12,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .._commandline import counted, rate
+from ..support.commandline import counted, rate
 
 __all__ = ["REASONS", "Summary"]
 

@@ -4,7 +4,7 @@
 module for the command line) only when one of them runs, once the ``spark`` extra is known to be
 installed, so PySpark is imported at the top here and nowhere at start-up. Each runner takes
 the parsed options and the output streams and returns the exit code; bad input raises
-:class:`topicmatch._commandline.UsageError`.
+:class:`topicmatch.support.commandline.UsageError`.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from typing import TextIO
 from pyspark.errors import PySparkException
 
 from .. import TopicMatchError
-from .._commandline import UsageError, counted
-from .._pair_files import dialect_warning
-from .._progress import Progress
 from ..bench.report import mark_quick
+from ..support.commandline import UsageError, counted
+from ..support.pair_files import dialect_warning
+from ..support.progress import Progress
 from ._generate import generate
 from ._io import parse_since, spark_error
 from ._pipeline import RouteJob, already_exists, run_batch

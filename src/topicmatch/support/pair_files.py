@@ -33,7 +33,7 @@ import csv
 import itertools
 from collections.abc import Iterable, Iterator, Sequence
 
-from ._commandline import counted
+from .commandline import counted
 
 __all__ = ["COLUMN_NAMES", "HEADERS", "LISTED", "dialect_warning", "invalid_patterns", "read_pairs"]
 

@@ -2,7 +2,7 @@
 
 The core needs nothing beyond the standard library. ``topicmatch.spark`` needs the ``spark``
 extra and checks for it when imported; a command that needs an extra checks when it runs
-(``topicmatch._commandline.require``), so ``topicmatch --help`` works with none installed. This
+(``topicmatch.support.commandline.require``), so ``topicmatch --help`` works with none installed. This
 table mirrors ``[project.optional-dependencies]`` in pyproject.toml, by import name
 (tests/test_cli.py checks that the two agree).
 """

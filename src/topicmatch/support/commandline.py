@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TextIO
 
-from ._extras import EXTRAS, extra_of, install_hint
+from .extras import EXTRAS, extra_of, install_hint
 
 __all__ = [
     "Runner",
@@ -40,7 +40,7 @@ class UsageError(Exception):
 
 def require(module: str) -> ModuleType:
     """Import ``module``, or fail with the command that installs the extra providing it
-    (:data:`topicmatch._extras.EXTRAS`)."""
+    (:data:`topicmatch.support.extras.EXTRAS`)."""
     try:
         return importlib.import_module(module)
     except ImportError:
