@@ -21,6 +21,8 @@ from pyspark.sql import SparkSession
 from topicmatch.spark import Subscriptions
 from topicmatch.spark._generate import generate
 from topicmatch.spark._io import FileSystem
+from topicmatch.spark._pipeline import RouteJob
+from topicmatch.spark._stream import StreamRouter
 
 from .helpers import expected_deliveries, pairs_of
 from .test_stream import FILE_ROWS, V1, drop, rows_of, stream, write_subs
@@ -274,3 +276,33 @@ def test_a_kill_at_any_step_of_writing_a_state_file_leaves_it_whole(
             break
     else:
         raise AssertionError("write_text took more than 50 steps")
+
+
+def test_a_kill_while_overwrite_deletes_never_loses_silently(
+    spark: SparkSession, log: pa.Table, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--overwrite`` deletes the outputs and the checkpoint, one after the other. It deleted
+    the outputs first: killed before the checkpoint went, a restart without ``--overwrite``
+    went on from the old checkpoint, took every batch for done and left the deliveries
+    deleted. Killed before each deletion in turn, the restart now routes everything once or
+    stops with one line naming ``--overwrite``, and ``--overwrite`` then routes everything once."""
+    subs, inbox, out, ckpt = _paths(tmp_path)
+    write_subs(subs, V1)
+    for i in range(2):
+        drop(inbox, log, i)
+    for at in range(1, 5):  # the checkpoint, the deliveries, the quarantine, the summary
+        assert stream(subs, inbox, out, ckpt, "--overwrite")[0] == 0
+        job = RouteJob(messages=str(inbox), subscriptions=str(subs), out=str(out), overwrite=True)
+        router = StreamRouter(spark, job, str(ckpt), once=True)
+        router._fs = _DyingFileSystem(spark, _Plan(at))
+        with contextlib.suppress(_Killed):
+            router.run(timeout=300)
+        capsys.readouterr()
+        code, _ = stream(subs, inbox, out, ckpt)
+        if code == 0:
+            _exactly_once(spark, log, out, range(2))
+        else:
+            assert code == 2
+            assert "--overwrite" in capsys.readouterr().err.strip().splitlines()[-1]
+        assert stream(subs, inbox, out, ckpt, "--overwrite")[0] == 0
+        _exactly_once(spark, log, out, range(2))

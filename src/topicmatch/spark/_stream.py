@@ -156,7 +156,10 @@ class StreamRouter:
     def _prepare_outputs(self) -> None:
         job, fs = self.job, self._fs
         if job.overwrite:
-            outputs = {**job.outputs, self.checkpoint: "checkpoint"}
+            # The checkpoint first: killed before the outputs go, the restart finds outputs
+            # without a checkpoint and says so; the other way round, it went on from the old
+            # checkpoint, taking the deleted batches for done.
+            outputs = {self.checkpoint: "checkpoint", **job.outputs}
             clear_outputs(fs, outputs, overwrite=True)
             for path in outputs:
                 fs.delete(path)  # checked by clear_outputs: written by this tool
