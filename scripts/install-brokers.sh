@@ -27,10 +27,15 @@ LOG="${LOG:-out/install-brokers.log}"
 SERVICE_USERS=(rabbitmq mosquitto nats redis activemq)
 # --plan: print the packages this script would install and stop (no root, no
 # apt-get update: it asks apt's current lists; tests/test_install_brokers.py).
+# --java: the Java alone, no broker (what `make demo` needs for Spark).
 PLAN=0
-if [ "${1:-}" = "--plan" ]; then
-    PLAN=1
-fi
+for arg in "$@"; do
+    case "$arg" in
+        --plan) PLAN=1 ;;
+        --java) BROKERS=() ;;
+        *) echo "install-brokers: unknown option $arg (--plan, --java)" >&2; exit 2 ;;
+    esac
+done
 
 is_installed() {
     dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'
@@ -59,7 +64,7 @@ available_java() {
 }
 
 missing=()
-for pkg in "${BROKERS[@]}"; do
+for pkg in "${BROKERS[@]+"${BROKERS[@]}"}"; do
     if ! is_installed "$pkg"; then
         missing+=("$pkg")
     fi
@@ -74,12 +79,12 @@ if [ "$PLAN" -eq 1 ]; then
         }
         missing+=("$java")
     fi
-    echo "${missing[*]}"
+    echo "${missing[*]+"${missing[*]}"}"
     exit 0
 fi
 
 if [ "${#missing[@]}" -eq 0 ] && [ -n "$java" ]; then
-    echo "install-brokers: ${BROKERS[*]} $java already installed"
+    echo "install-brokers: ${BROKERS[*]+"${BROKERS[*]} "}$java already installed"
     exit 0
 fi
 

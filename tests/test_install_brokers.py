@@ -27,7 +27,7 @@ def _archive(release: str) -> dict[str, str]:
     }
 
 
-def _plan(tmp_path: Path, release: str, installed: list[str]) -> list[str]:
+def _plan(tmp_path: Path, release: str, installed: list[str], *options: str) -> list[str]:
     """The packages the script would install, on ``release`` with ``installed`` present."""
     archive = _archive(release)
     bin_ = tmp_path / "bin"
@@ -47,7 +47,7 @@ def _plan(tmp_path: Path, release: str, installed: list[str]) -> list[str]:
         tool.chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_}{os.pathsep}{os.environ['PATH']}"}
     done = subprocess.run(
-        ["bash", str(SCRIPT), "--plan"], capture_output=True, text=True, env=env, check=False
+        ["bash", str(SCRIPT), "--plan", *options], capture_output=True, text=True, env=env, check=False
     )
     assert done.returncode == 0, done.stderr
     planned = done.stdout.split()
@@ -60,6 +60,10 @@ def _plan(tmp_path: Path, release: str, installed: list[str]) -> list[str]:
 )
 def test_each_release_gets_the_java_it_has(tmp_path: Path, release: str, java: str) -> None:
     assert _plan(tmp_path, release, []) == [*BROKERS, java]
+
+
+def test_java_alone_is_what_make_demo_asks_for(tmp_path: Path) -> None:
+    assert _plan(tmp_path, "trixie", ["mosquitto"], "--java") == ["openjdk-21-jre-headless"]
 
 
 def test_an_installed_java_is_kept(tmp_path: Path) -> None:
