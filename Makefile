@@ -10,8 +10,17 @@ SOURCE := $(wildcard src/topicmatch/*.py)
 # The library's tests, run a second time on the pure build: everything but the Spark pipeline,
 # the latency harness and the benchmarks' smoke runs.
 PURE_TESTS := -m "not spark and not latency and not slow"
+# The library alone, without brokers, Spark, latency runs or slow smoke tests: `make test-fast`,
+# and what `make test` runs on each other CPython it finds.
+FAST_TESTS := -m "not brokers and not spark and not cluster and not latency and not slow"
+# The other CPythons (scripts/test-pythons.sh): every version pyproject.toml's classifiers declare
+# but the main interpreter's, and these planned ones, each where found (python3.X on PATH, pyenv's
+# versions), compiled in a venv of its own (.venv-3.X); the run of a planned one is not counted.
+PLANNED_PYTHONS := 3.14
+TEST_PYTHONS = bash scripts/test-pythons.sh --main $(if $(wildcard $(PY)),$(PY),$(PYTHON)) \
+	--planned "$(PLANNED_PYTHONS)" $(FAST_TESTS)
 
-.PHONY: help venv brokers demo test test-fast test-pure test-brokers check format clean
+.PHONY: help venv brokers demo test test-fast test-pure test-pythons test-brokers check format clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -42,14 +51,19 @@ check: venv  ## lint (ruff), format check and strict typing (mypy)
 	$(VENV)/bin/ruff format --check src latency/src tests benchmarks setup.py conftest.py
 	$(VENV)/bin/mypy
 
-# Both runs happen even when the first fails; the last two lines say how each build did
-# (`make test: compiled build: passed`, `make test: pure build: FAILED (exit 1)`).
-test: venv brokers check  ## the whole suite on the compiled core, then the library's tests on the pure one
+# Every run happens even when one before it fails; the last lines say how each build and each
+# other CPython did (`make test: compiled build: passed`, `make test: pure build: FAILED (exit 1)`,
+# `make test: CPython 3.12.1 (compiled, .venv-3.12): passed (install 0 s, tests 95 s)`,
+# `make test: CPython 3.14: not found (skipped; ...)`).
+test: venv brokers check  ## the whole suite on the compiled core, the library's tests on the pure one, then the fast tests compiled on each other CPython found
 	@$(PY) -c 'import sys, topicmatch; sys.exit(topicmatch.BUILD != "compiled" and 		"the compiled core does not run here (not compiled, or TOPICMATCH_PURE set): make test needs gcc and the Python headers (docs/compiled.md)")'
-	@bash scripts/test-builds.sh $(PY) $(PURE_TESTS)
+	@bash scripts/test-builds.sh $(PY) $(PURE_TESTS) -- $(TEST_PYTHONS)
 
 test-fast: venv  ## the library alone, in about 2 minutes: no brokers, Spark, latency runs or slow smoke tests
-	$(PY) -m pytest -m "not brokers and not spark and not cluster and not latency and not slow"
+	$(PY) -m pytest $(FAST_TESTS)
+
+test-pythons:  ## make test's part on the other CPythons: each found gets a venv (.venv-3.X), the package compiled, the fast tests
+	@$(TEST_PYTHONS)
 
 test-pure: venv brokers  ## the library's tests (broker conformance included) on the pure-Python core
 	TOPICMATCH_PURE=1 $(PY) -m pytest $(PURE_TESTS)
@@ -61,8 +75,8 @@ format: venv  ## reformat the code
 	$(VENV)/bin/ruff format src latency/src tests benchmarks setup.py conftest.py
 	$(VENV)/bin/ruff check --fix src latency/src tests benchmarks setup.py conftest.py
 
-clean:  ## remove what the targets wrote: the demo's data and output, the venv, caches, the install log, the core compiled in place
+clean:  ## remove what the targets wrote: the demo's data and output, the venvs, caches, the install log, the core compiled in place
 	rm -rf $(DEMO_OUTPUTS) $(BROKERS_LOG)
 	rmdir $(DEMO) out 2>/dev/null || true
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build latency/build src/*.egg-info latency/src/*.egg-info
+	rm -rf $(VENV) .venv-3.* .pytest_cache .mypy_cache .ruff_cache .hypothesis build latency/build src/*.egg-info latency/src/*.egg-info
 	rm -f src/*.so src/topicmatch/*.so src/topicmatch/_compiled.json
