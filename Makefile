@@ -20,12 +20,13 @@ PLANNED_PYTHONS := 3.14
 TEST_PYTHONS = bash scripts/test-pythons.sh --main $(if $(wildcard $(PY)),$(PY),$(PYTHON)) \
 	--planned "$(PLANNED_PYTHONS)" $(FAST_TESTS)
 
-.PHONY: help venv brokers demo test test-fast test-pure test-pythons test-brokers check format clean
+.PHONY: help venv brokers java compiler demo test test-fast test-pure test-pythons test-brokers check format clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 $(STAMP): pyproject.toml latency/pyproject.toml setup.py $(SOURCE)
+	@bash scripts/check-prerequisites.sh $(PYTHON) venv
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]' -e './latency[spark]'
@@ -33,29 +34,35 @@ $(STAMP): pyproject.toml latency/pyproject.toml setup.py $(SOURCE)
 
 venv: $(STAMP)  ## create the virtual environment: the matching library (its core compiled), the latency harness, dev tools
 
-brokers:  ## install RabbitMQ, Mosquitto, nats-server, Redis, ActiveMQ and Java 17 from Debian (needs root)
+brokers:  ## install RabbitMQ, Mosquitto, nats-server, Redis, ActiveMQ and Java (17 on Debian 12, 21 on 13) from Debian (needs root)
 	@LOG=$(BROKERS_LOG) bash scripts/install-brokers.sh
+
+java:  ## install the Java Spark needs from Debian (17 on Debian 12, 21 on 13; needs root unless one is there)
+	@LOG=$(BROKERS_LOG) bash scripts/install-brokers.sh --java
+
+compiler:  ## check first what the compiled core needs (gcc, the Python headers), each missing piece with its fix
+	@bash scripts/check-prerequisites.sh $(PYTHON) compiler
 
 # What `make demo` writes (and `make clean` removes), and the log of the brokers' install.
 DEMO := out/demo
 DEMO_OUTPUTS := $(DEMO)/data $(DEMO)/routed
 BROKERS_LOG := out/install-brokers.log
 
-demo: venv  ## the main job, local mode: generate 1,000,000 messages and 10,000 subscriptions, route them on Spark
+demo: venv java  ## the main job, local mode: generate 1,000,000 messages and 10,000 subscriptions, route them on Spark
 	$(VENV)/bin/topicmatch generate --messages 1000000 --subscriptions 10000 --invalid-fraction 0.0001 --out $(DEMO)/data
 	PYSPARK_PYTHON=$(abspath $(PY)) SPARK_LOCAL_IP=127.0.0.1 $(VENV)/bin/topicmatch route --overwrite \
 		--messages $(DEMO)/data/messages --subscriptions $(DEMO)/data/subscriptions.parquet --out $(DEMO)/routed
 
 check: venv  ## lint (ruff), format check and strict typing (mypy)
-	$(VENV)/bin/ruff check src latency/src tests benchmarks setup.py conftest.py
-	$(VENV)/bin/ruff format --check src latency/src tests benchmarks setup.py conftest.py
+	$(VENV)/bin/ruff check src latency/src latency/tests tests benchmarks setup.py conftest.py
+	$(VENV)/bin/ruff format --check src latency/src latency/tests tests benchmarks setup.py conftest.py
 	$(VENV)/bin/mypy
 
 # Every run happens even when one before it fails; the last lines say how each build and each
 # other CPython did (`make test: compiled build: passed`, `make test: pure build: FAILED (exit 1)`,
 # `make test: CPython 3.12.1 (compiled, .venv-3.12): passed (install 0 s, tests 95 s)`,
 # `make test: CPython 3.14: not found (skipped; ...)`).
-test: venv brokers check  ## the whole suite on the compiled core, the library's tests on the pure one, then the fast tests compiled on each other CPython found
+test: compiler venv brokers check  ## the whole suite on the compiled core, the library's tests on the pure one, then the fast tests compiled on each other CPython found
 	@$(PY) -c 'import sys, topicmatch; sys.exit(topicmatch.BUILD != "compiled" and 		"the compiled core does not run here (not compiled, or TOPICMATCH_PURE set): make test needs gcc and the Python headers (docs/compiled.md)")'
 	@bash scripts/test-builds.sh $(PY) $(PURE_TESTS) -- $(TEST_PYTHONS)
 
@@ -72,8 +79,8 @@ test-brokers: venv brokers  ## only the conformance tests against the real broke
 	$(PY) -m pytest -m brokers tests/brokers
 
 format: venv  ## reformat the code
-	$(VENV)/bin/ruff format src latency/src tests benchmarks setup.py conftest.py
-	$(VENV)/bin/ruff check --fix src latency/src tests benchmarks setup.py conftest.py
+	$(VENV)/bin/ruff format src latency/src latency/tests tests benchmarks setup.py conftest.py
+	$(VENV)/bin/ruff check --fix src latency/src latency/tests tests benchmarks setup.py conftest.py
 
 clean:  ## remove what the targets wrote: the demo's data and output, the venvs, caches, the install log, the core compiled in place
 	rm -rf $(DEMO_OUTPUTS) $(BROKERS_LOG)
