@@ -103,9 +103,10 @@ def test_a_kill_as_the_first_batch_is_planned_is_recovered(
     ``offsets/0`` to ``offsets/.0.<uuid>.tmp`` and renaming it. A kill before the rename
     left the temporary file, and Spark, starting a query with no batch in its offsets log,
     refuses an ``offsets`` directory that is not empty: every restart failed with exit 2
-    (STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY), writing nothing more. Found by
-    /tmp/killrepro's kill runs under load; here the state is built from a real run's
-    checkpoint, for either query, with and without the temporary file's checksum."""
+    (STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY), writing nothing more. Found by a
+    loop of SIGKILLs under load (a kill 12 ms after the deliveries' sink log appeared); here
+    the state is built from a real run's checkpoint, for either query, with and without the
+    temporary file's checksum."""
     subs, inbox, out, ckpt = _paths(tmp_path)
     write_subs(subs, V1)
     for i in range(3):
