@@ -38,3 +38,37 @@ def test_one_run_is_one_run(tmp_path: Path) -> None:
     assert main(["bench", "operations", "--quick", "--repeat", "1", "--out", str(tmp_path)], stdout=out) == 0
     text = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "Median of the per-run medians over 1 run;" in text
+
+
+def test_a_route_summary_counts_one_in_the_singular() -> None:
+    """The pipeline's summary ("in 1 shards", "1 invalid patterns skipped" before)."""
+    pytest.importorskip("pyspark")
+    from topicmatch.spark._summary import Summary  # noqa: PLC0415 - only with the spark extra
+
+    subscriptions = {
+        "subscriptions": 1,
+        "subscribers": 1,
+        "version": "v1",
+        "source": "subs.tsv",
+        "skipped": ["a/#/b"],
+        "plan": "shard",
+        "joined_literal": 1,
+        "matched_in_workers": 1,
+        "shards": 1,
+        "largest_shard": 1,
+        "in_every_shard": 0,
+    }
+    summary = Summary(mode="batch", dialect="mqtt", subscriptions=subscriptions, messages=1, deliveries=1)
+    summary.batches.append(
+        {"batch": 0, "version": "v1", "messages": 1, "deliveries": 1, "unmatched": 0, "invalid": 0}
+    )
+    text = summary.text()
+    for one in (
+        "1 invalid pattern skipped",
+        "1 literal subscription joined",
+        "in 1 shard by",
+        "1 message -> 1 delivery",
+    ):
+        assert one in text, text
+    assert "1 shards" not in text
+    assert "1 invalid patterns" not in text

@@ -32,6 +32,7 @@ from pyspark.sql.streaming.query import StreamingQuery
 from pyspark.sql.types import StringType, StructField, StructType
 
 from .. import TopicMatchError
+from ..support.commandline import counted
 from ._errors import MessagesError, SparkPipelineError
 from ._io import (
     CORRUPT,
@@ -270,9 +271,8 @@ class StreamRouter:
             return None
         if new.version == table.version:
             return None
-        self.log(
-            f"stream: subscriptions changed, version {table.version} -> {new.version} ({len(new):,} rows)"
-        )
+        rows = counted(len(new), "row")
+        self.log(f"stream: subscriptions changed, version {table.version} -> {new.version} ({rows})")
         return new
 
     def _note_version(self, table: Subscriptions) -> None:
@@ -301,9 +301,11 @@ class StreamRouter:
             self.batches.append(record)
             self._versions[table.version]["batches"].append(batch)
             self._append_audit(record)
+            messages = counted(record["messages"], "message")
+            deliveries = counted(record["deliveries"], "delivery", "deliveries")
             self.log(
-                f"stream: batch {batch} (version {table.version}): {record['messages']:,} messages -> "
-                f"{record['deliveries']:,} deliveries, {record['invalid']:,} invalid"
+                f"stream: batch {batch} (version {table.version}): {messages} -> "
+                f"{deliveries}, {record['invalid']:,} invalid"
             )
             self._fs.write_text(self.job.summary_path, self._summary(start).to_json())
 

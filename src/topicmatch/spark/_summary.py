@@ -93,21 +93,24 @@ class Summary:
         why = f": {reasons}" if reasons else ""
         lines.append(f"  quarantined        {counted(self.invalid, 'message')}{why}{where}")
         subs = self.subscriptions
-        skipped = f", {len(subs['skipped']):,} invalid patterns skipped" if subs.get("skipped") else ""
+        skipped = (
+            f", {counted(len(subs['skipped']), 'invalid pattern')} skipped" if subs.get("skipped") else ""
+        )
         lines.append(
             f"  subscriptions      {subs['subscriptions']:,} ({counted(subs['subscribers'], 'subscriber')}), "
             f"{self.dialect}, version {subs['version']} from {subs['source']}{skipped}"
         )
+        literal = counted(subs.get("joined_literal", 0), "literal subscription")
         if subs.get("plan") == "split":
             lines.append(
-                f"  plan               split: {subs['joined_literal']:,} literal subscriptions joined "
+                f"  plan               split: {literal} joined "
                 f"on the topic, {subs['matched_in_workers']:,} matched in the workers"
             )
         elif subs.get("plan") == "shard":
             lines.append(
-                f"  plan               shard: {subs['joined_literal']:,} literal subscriptions joined "
+                f"  plan               shard: {literal} joined "
                 f"on the topic, {subs['matched_in_workers']:,} matched in the workers in "
-                f"{subs['shards']:,} shards by first word (largest shard {subs['largest_shard']:,}, "
+                f"{counted(subs['shards'], 'shard')} by first word (largest shard {subs['largest_shard']:,}, "
                 f"including {subs['in_every_shard']:,} in every shard: those starting with a wildcard)"
             )
         elif subs.get("plan"):
@@ -126,7 +129,11 @@ class Summary:
         layout = self.output.get("layout", "exploded")
         # Nested: a row per message with a subscriber, which the figures above already give.
         rows = self.messages - self.unmatched - self.invalid
-        shape = f", nested: {rows:,} rows, one per message with subscribers" if layout == "nested" else ""
+        shape = (
+            f", nested: {counted(rows, 'row')}, one per message with subscribers"
+            if layout == "nested"
+            else ""
+        )
         lines.append(f"output: {self.output.get('deliveries')} ({self.output.get('format')}{shape})")
         if self.output.get("summary"):
             lines.append(f"summary: {self.output['summary']}")

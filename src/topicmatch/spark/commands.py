@@ -155,7 +155,8 @@ def run_route(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> in
             print(f"topicmatch: skipped {where}: {pattern!r}: {reason}", file=stderr)
         if len(table.skipped) > 10:
             print(
-                f"topicmatch: ... and {len(table.skipped) - 10:,} more invalid patterns skipped", file=stderr
+                f"topicmatch: ... and {counted(len(table.skipped) - 10, 'more invalid pattern')} skipped",
+                file=stderr,
             )
         try:
             spark = session(options.master, conf, ui=options.ui)
