@@ -3,11 +3,7 @@
 
 from __future__ import annotations
 
-import sys
 import tracemalloc
-from collections.abc import Callable
-from types import FrameType
-from typing import Any
 
 import pytest
 
@@ -19,6 +15,8 @@ from topicmatch import (
     InvalidRuleError,
     InvalidTopicError,
 )
+
+from .steps import steps_run
 
 RULES = AccessRules(
     """
@@ -246,26 +244,6 @@ def _one_of_each(client: ClientRules) -> None:
     client.may_subscribe("site3/+/x/#")
 
 
-def _lines_run(question: Callable[[], object]) -> int:
-    """The lines of topicmatch's own code that ``question`` runs (the pure build's steps)."""
-    count = 0
-
-    def trace(frame: FrameType, event: str, _arg: object) -> Any:
-        nonlocal count
-        if "topicmatch" not in frame.f_code.co_filename:
-            return None
-        if event == "line":
-            count += 1
-        return trace
-
-    sys.settrace(trace)
-    try:
-        question()
-    finally:
-        sys.settrace(None)
-    return count
-
-
 @pytest.mark.pure("counts the lines of the core's Python code, which the compiled build has not")
 def test_a_check_takes_the_same_steps_for_a_64_kb_name() -> None:
     rules = _hundred_patterns()
@@ -278,9 +256,9 @@ def test_a_check_takes_the_same_steps_for_a_64_kb_name() -> None:
         rules.may_subscribe("site3/+/x/#", username=name, client_id=name)
 
     for question in (client_checks, named_check):
-        small = _lines_run(lambda q=question: q(short))  # type: ignore[misc]
+        small = steps_run(lambda q=question: q(short))  # type: ignore[misc]
         assert small > 300  # the hundred rules are looked at
-        assert _lines_run(lambda q=question: q(long)) == small  # type: ignore[misc]
+        assert steps_run(lambda q=question: q(long)) == small  # type: ignore[misc]
 
 
 def test_a_check_allocates_nothing_for_a_long_name() -> None:

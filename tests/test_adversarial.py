@@ -11,10 +11,7 @@ source, compiled; there the answers are checked.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
-from types import FrameType
-from typing import Any
 
 import pytest
 
@@ -23,6 +20,7 @@ from topicmatch._words import HASH, pattern_matches
 
 from .conftest import make_matcher
 from .reference import amqp_matches
+from .steps import steps_run
 
 WORDS = 250
 LIMITS = {"max_bytes": 4 * WORDS, "max_words": WORDS}
@@ -40,33 +38,6 @@ CASES = pytest.mark.parametrize(
         ("*.#.*.#.*.#.*.#.b", ".".join(["a"] * WORDS), False),
     ],
 )
-
-
-class OverBudget(Exception):
-    pass
-
-
-def steps_run(work: Callable[[], object], budget: int) -> int:
-    """The lines of topicmatch's own code that ``work`` runs (the pure build's steps); raises
-    :class:`OverBudget` at the first line over ``budget``."""
-    count = 0
-
-    def trace(frame: FrameType, event: str, _arg: object) -> Any:
-        nonlocal count
-        if "topicmatch" not in frame.f_code.co_filename:
-            return None
-        if event == "line":
-            count += 1
-            if count > budget:
-                raise OverBudget(f"over {budget:,} steps")
-        return trace
-
-    sys.settrace(trace)
-    try:
-        work()
-    finally:
-        sys.settrace(None)
-    return count
 
 
 def _subscribe_and_look_up(algorithm: str, pattern: str, topic: str) -> Callable[[], frozenset[object]]:
