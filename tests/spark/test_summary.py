@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import io
+import json
+import os
 import time
 import types
+from pathlib import Path
 
 import numpy as np
+import pytest
+from pyspark.sql import SparkSession
 
+from topicmatch.cli import main
 from topicmatch.spark._session import JobProgress
 from topicmatch.spark._stats import Counts, tied_after, top_subscribers
 from topicmatch.spark._summary import Summary
@@ -35,6 +41,35 @@ def test_each_quarantine_reason_is_named_with_its_count() -> None:
     assert (
         "  quarantined        6 messages: 3 invalid topics, 1 null topic, 2 too big -> out/quarantine" in text
     )
+
+
+@pytest.mark.spark
+def test_a_stream_names_each_quarantine_reason_of_its_run(spark: SparkSession, tmp_path: Path) -> None:
+    """The streaming summary said "quarantined 2 messages" without the reasons batch mode gives.
+    A restart counts the reasons of its own run, as it counts its messages (not the quarantine
+    an earlier run wrote)."""
+    subs, inbox, out = tmp_path / "s.tsv", tmp_path / "in", tmp_path / "out"
+    subs.write_text("a/+\tx\n", encoding="utf-8")
+    inbox.mkdir()
+    argv = ["route", "--stream", "--once", "--dialect", "mqtt", "--messages", str(inbox)]
+    argv += ["--subscriptions", str(subs), "--out", str(out), "--checkpoint", str(tmp_path / "ckpt")]
+
+    def run(name: str, lines: list[str]) -> tuple[str, dict[str, object]]:
+        (tmp_path / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        os.replace(tmp_path / name, inbox / name)  # whole, never seen half-written
+        output = io.StringIO()
+        assert main([*argv, "--quiet"], stdout=output) == 0
+        return output.getvalue(), json.loads((out / "summary.json").read_text())
+
+    where = f"-> {out / 'quarantine'}"
+    first = ['{"offset": 1, "topic": "a/b"}', '{"offset": 2, "topic": "a/+"}', '{"offset": 3, "topic": null}']
+    text, summary = run("m00.json", first)
+    assert f"  quarantined        2 messages: 1 invalid topic, 1 null topic {where}" in text
+    assert summary["quarantine_reasons"] == {"invalid_topic": 1, "null_topic": 1}
+    text, summary = run("m01.json", ['{"offset": 4, "topic": "#"}', '{"offset": 5, "topic": "a/c"'])
+    assert summary["messages"] == 2
+    assert f"  quarantined        2 messages: 1 invalid topic, 1 not valid JSON {where}" in text
+    assert summary["quarantine_reasons"] == {"invalid_topic": 1, "not_json": 1}
 
 
 def test_ties_in_the_top_subscribers_are_said() -> None:

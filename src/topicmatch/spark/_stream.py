@@ -46,7 +46,7 @@ from ._io import (
     stream_schema,
     writer_options,
 )
-from ._pipeline import RouteJob, clear_outputs
+from ._pipeline import RouteJob, _reasons_in_output, clear_outputs
 from ._plan import choose
 from ._stats import Counts, StatsParam, top_subscribers
 from ._subscriptions import Subscriptions, fingerprint
@@ -112,6 +112,8 @@ class StreamRouter:
         self._stats: Any = None
         self._totals: dict[str, tuple[list[Any], Counts]] = {}  # version -> (subscribers, counts)
         self._versions: dict[str, dict[str, Any]] = {}
+        #: the quarantined messages of this run by reason, counted when the run ends
+        self._reasons: dict[str, int] = {}
 
     @property
     def version(self) -> str | None:
@@ -212,6 +214,8 @@ class StreamRouter:
         try:
             bad = job.quarantine_of(source)
             check_output_format(bad.schema, job.format)
+            # What earlier runs quarantined, which this run's summary does not count.
+            earlier = self._reasons_written(bad.schema)
             queries.append(self._start(bad, job.quarantine_path, "quarantine"))
             while True:
                 routed = job.deliveries_of(source, choose(table, "matcher"), self._stats)
@@ -248,6 +252,13 @@ class StreamRouter:
                 left = None if deadline is None else max(1.0, deadline - time.perf_counter())
                 quarantine_query.awaitTermination(left)  # type: ignore[arg-type]
             quarantine_query.stop()
+            if any(counts.invalid for _, counts in self._totals.values()):
+                now = self._reasons_written(bad.schema)
+                self._reasons = {
+                    reason: count - earlier.get(reason, 0)
+                    for reason, count in now.items()
+                    if count > earlier.get(reason, 0)
+                }
         except SPARK_ERRORS as error:
             raise SparkPipelineError(f"stream failed: {spark_error(error)}") from None
         except KeyboardInterrupt:  # the usual way to end a stream: keep what it did on record
@@ -259,6 +270,14 @@ class StreamRouter:
         summary = self._summary(start)
         self._fs.write_text(job.summary_path, summary.to_json())
         return summary
+
+    def _reasons_written(self, schema: StructType) -> dict[str, int]:
+        """The quarantine's messages by reason, counted as batch mode counts them, in what the
+        sink has committed (none where there is no output, or its sink log holds no batch yet)."""
+        path = self.job.quarantine_path
+        if not self._fs.exists(path) or not _committed(self._fs, path):
+            return {}
+        return _reasons_in_output(self.spark, schema, self.job)
 
     def _reload(self, table: Subscriptions) -> Subscriptions | None:
         try:
@@ -370,6 +389,7 @@ class StreamRouter:
             mode="stream",
             dialect=job.dialect,
             subscriptions=self.table.describe(),
+            quarantine_reasons=dict(self._reasons),
             top_subscribers=top,
             elapsed_seconds=time.perf_counter() - start,
             output={

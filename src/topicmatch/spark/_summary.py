@@ -40,7 +40,8 @@ class Summary:
     deliveries: int = 0
     unmatched: int = 0
     invalid: int = 0
-    #: the quarantined messages by reason (:data:`REASONS`), where counted (batch runs)
+    #: the quarantined messages by reason (:data:`REASONS`), counted in the written quarantine
+    #: (a stream counts those of its run when it ends)
     quarantine_reasons: dict[str, int] = field(default_factory=dict)
     top_subscribers: list[tuple[Any, int]] = field(default_factory=list)
     #: how many subscribers not in ``top_subscribers`` have as many deliveries as its last one
