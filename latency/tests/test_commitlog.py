@@ -13,7 +13,8 @@ import pytest
 
 from topicmatch_latency import servers
 from topicmatch_latency._cli import LOG_SYSTEMS
-from topicmatch_latency._commitlog import Plan, run_plan
+from topicmatch_latency._commitlog import run_plan
+from topicmatch_latency._logplan import Plan
 from topicmatch_latency._logs import LOGS, JetStreamLog, RabbitStreamLog
 
 # Also `brokers`: `make test-fast` (-m "not brokers") runs everything that needs no broker.

@@ -43,7 +43,7 @@ from . import servers
 from ._chart import throughput_chart
 from ._limits import check_messages
 from ._load import STOP
-from ._logreport import size_name
+from ._result import size_name
 from ._sinks import SINKS, serve_sink
 from ._systems import SERVERS, SystemUnavailable, start_server
 

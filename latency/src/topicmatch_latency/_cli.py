@@ -448,8 +448,7 @@ def _commitlog_command(options: argparse.Namespace) -> str:
 
 
 def _run_commitlog(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
-    commitlog = _heavy("_commitlog")
-    plan = commitlog.Plan.make(
+    plan = _heavy("_logplan").Plan.make(
         systems=options.systems,
         sizes=options.sizes,
         rate=options.rate,
@@ -463,7 +462,7 @@ def _run_commitlog(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, s
     with _usage_errors():
         with _stop_on_sigterm(_heavy("_load").STOP):
             plan.check()
-            report = commitlog.run_plan(plan, options.out, Progress("commitlog", stderr))
+            report = _heavy("_commitlog").run_plan(plan, options.out, Progress("commitlog", stderr))
         if options.quick:
             mark_quick(report, "latency/docs/latency.md")
     print(report.read_text(), file=stdout)

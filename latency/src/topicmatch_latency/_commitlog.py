@@ -11,7 +11,7 @@ the publishes behind it and that delay is charged to them. A message that never 
 the time bound is recorded at its lower bound and counted as lost.
 
 **Throughput.** ``messages`` messages per size (100,000; 1 MB messages are capped at 1,000,
-i.e. 1 GiB, because 100,000 would be 98 GiB on a 24 GiB machine) are published in pipelined
+i.e. 1 GiB, because 100,000 would be 98 GiB on a 24 GiB machine: :mod:`._logplan`) are published in pipelined
 batches of up to 4 MiB, each batch complete only when the server acknowledged every message.
 Publisher throughput = messages / (last acknowledgement - first publish); subscriber throughput =
 messages / (last receipt - first publish), with the subscriber already attached.
@@ -28,8 +28,7 @@ import math
 import os
 import selectors
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -37,19 +36,16 @@ import numpy as np
 from topicmatch.bench.machine import machine_info
 
 from ._histograms import encode, new_histogram, record_many
-from ._limits import check_load, check_messages
+from ._limits import MiB
 from ._load import STOP, busy_share, machine_cpu
-from ._logreport import size_name, write_report
+from ._logplan import Plan
+from ._logreport import write_report
 from ._logs import LOGS, LogClient, log_service
-from ._result import LatencyResult
+from ._result import LatencyResult, ThroughputResult, size_name
 
-__all__ = ["Plan", "ThroughputResult", "latency_run", "run_plan", "throughput_run"]
+__all__ = ["latency_run", "run_plan", "throughput_run"]
 
 NS = 1_000_000_000
-MiB = 1024 * 1024
-DEFAULT_SIZES = (256, 1_024, 5_120, MiB)
-#: Largest throughput run of 1 MB messages (1 GiB): 100,000 would not fit this machine.
-MB_MESSAGES, MB_MESSAGES_QUICK = 1_000, 100
 Progress = Callable[[str], None]
 
 
@@ -139,28 +135,6 @@ async def latency_run(
     }
 
 
-@dataclass
-class ThroughputResult:
-    """Messages per second at the publisher (all acknowledged) and at the subscriber."""
-
-    system: str
-    size: int
-    messages: int
-    publisher_seconds: float
-    subscriber_seconds: float
-    received: int
-    durability: str
-    machine: dict[str, object] = field(default_factory=dict)
-
-    @property
-    def publisher_rate(self) -> float:
-        return self.messages / self.publisher_seconds if self.publisher_seconds else 0.0
-
-    @property
-    def subscriber_rate(self) -> float:
-        return self.received / self.subscriber_seconds if self.subscriber_seconds else 0.0
-
-
 async def throughput_run(
     client: LogClient, *, size: int, messages: int, timeout: float = 300.0
 ) -> tuple[float, float, int]:
@@ -195,60 +169,6 @@ async def throughput_run(
     if k < messages:
         raise TimeoutError(f"only {k:,} of {messages:,} messages published within {timeout:.0f} s")
     return (published - start) / NS, ((last or published) - start) / NS, count
-
-
-@dataclass
-class Plan:
-    """Which systems, sizes, rate, duration and message counts; and the command behind them."""
-
-    systems: list[str]
-    sizes: list[int]
-    rate: int
-    duration: float
-    warmup: float
-    messages: int
-    mb_messages: int
-    latency: bool
-    throughput: bool
-    command: str
-
-    @classmethod
-    def make(
-        cls,
-        *,
-        systems: Sequence[str],
-        sizes: Sequence[int] | None,
-        rate: int,
-        duration: float | None,
-        messages: int | None,
-        quick: bool,
-        latency: bool = True,
-        throughput: bool = True,
-        command: str = "",
-    ) -> Plan:
-        return cls(
-            systems=list(systems),
-            sizes=list(sizes or DEFAULT_SIZES),
-            rate=rate,
-            duration=duration if duration is not None else (5.0 if quick else 30.0),
-            warmup=1.0,
-            messages=messages if messages is not None else (10_000 if quick else 100_000),
-            # The 1 MB cap applies to the default count; an explicit count is checked as asked.
-            mb_messages=messages if messages is not None else (MB_MESSAGES_QUICK if quick else MB_MESSAGES),
-            latency=latency,
-            throughput=throughput,
-            command=command,
-        )
-
-    def count_for(self, size: int) -> int:
-        """Messages in the throughput run of ``size`` (1 MB and larger capped, see the module)."""
-        return min(self.messages, self.mb_messages) if size >= MiB else self.messages
-
-    def check(self) -> None:
-        """Raise :class:`._limits.LimitError` before anything starts."""
-        for size in self.sizes:
-            check_load(rate=self.rate, duration=self.duration, warmup=self.warmup, size=size)
-            check_messages(count=self.count_for(size), size=size)
 
 
 def _check_stop() -> None:

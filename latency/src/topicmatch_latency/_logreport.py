@@ -10,31 +10,14 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ._chart import nines_chart
+from ._limits import MiB
+from ._logplan import Plan
 from ._logs import LOGS
-from ._result import LatencyResult, format_ms, samples_needed
+from ._result import LatencyResult, ThroughputResult, format_ms, samples_needed, size_name
 
-if TYPE_CHECKING:
-    from ._commitlog import Plan, ThroughputResult
-
-__all__ = ["size_name", "write_report"]
-
-MiB = 1024 * 1024
-
-
-def size_name(size: int) -> str:
-    """256B, 1KB, 5KB, 1MB (KB = 1,024 B).
-
-    >>> size_name(5120), size_name(1048576), size_name(300)
-    ('5KB', '1MB', '300B')
-    """
-    if size >= MiB and size % MiB == 0:
-        return f"{size // MiB}MB"
-    if size >= 1024 and size % 1024 == 0:
-        return f"{size // 1024}KB"
-    return f"{size}B"
+__all__ = ["write_report"]
 
 
 def write_report(

@@ -1,10 +1,12 @@
-"""A measured latency distribution with everything needed to judge it: views, rate, machine.
+"""What a run measured, with everything needed to judge it: latency views, rate, machine.
 
 A :class:`LatencyResult` holds three encoded HDR histograms (corrected, uncorrected and the
 generator's lateness, see :mod:`._load`), the counts, the rate achieved and the generator's CPU
 use, the configuration and :func:`topicmatch.bench.machine.machine_info`. It saves as JSON
 (histograms in their standard encoded form) and as ``.hgrm`` files, and reports itself as a row
-of the summary table.
+of the summary table. A commit log's throughput run is a :class:`ThroughputResult` (messages
+and seconds at each side). :func:`format_ms` and :func:`size_name` write times and sizes as
+every report does.
 
 Honesty rules applied here, not left to the reader:
 
@@ -29,9 +31,19 @@ from hdrh.histogram import HdrHistogram
 from ._hgrm import MS, write_hgrm
 from ._histograms import decode, encode, merge_encoded
 from ._hlog import write_hlog
+from ._limits import MiB
 from ._load import LoadSpec, ShareResult
 
-__all__ = ["PERCENTILES", "VIEWS", "LatencyResult", "format_ms", "summary_table"]
+__all__ = [
+    "PERCENTILES",
+    "VIEWS",
+    "LatencyResult",
+    "ThroughputResult",
+    "format_ms",
+    "samples_needed",
+    "size_name",
+    "summary_table",
+]
 
 #: The percentiles of the summary table.
 PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99, 99.999, 99.9999)
@@ -59,6 +71,19 @@ def format_ms(value_ns: float) -> str:
     ('1.235', '0.052')
     """
     return f"{value_ns / MS:,.3f}"
+
+
+def size_name(size: int) -> str:
+    """256B, 1KB, 5KB, 1MB (KB = 1,024 B).
+
+    >>> size_name(5120), size_name(1048576), size_name(300)
+    ('5KB', '1MB', '300B')
+    """
+    if size >= MiB and size % MiB == 0:
+        return f"{size // MiB}MB"
+    if size >= 1024 and size % 1024 == 0:
+        return f"{size // 1024}KB"
+    return f"{size}B"
 
 
 @dataclass
@@ -236,6 +261,28 @@ class LatencyResult:
     @classmethod
     def from_json(cls, text: str) -> LatencyResult:
         return cls(**json.loads(text))
+
+
+@dataclass
+class ThroughputResult:
+    """A commit log's throughput run: messages/s at the publisher (all acknowledged) and the subscriber."""
+
+    system: str
+    size: int
+    messages: int
+    publisher_seconds: float
+    subscriber_seconds: float
+    received: int
+    durability: str
+    machine: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def publisher_rate(self) -> float:
+        return self.messages / self.publisher_seconds if self.publisher_seconds else 0.0
+
+    @property
+    def subscriber_rate(self) -> float:
+        return self.received / self.subscriber_seconds if self.subscriber_seconds else 0.0
 
 
 def _load(machine: dict[str, Any]) -> str:

@@ -34,9 +34,8 @@ from topicmatch.bench.machine import machine_info
 from ._chart import nines_chart, slug, timeline_chart
 from ._limits import DEFAULT_LIMITS, Limits
 from ._load import STOP, LoadSpec, ShareResult
-from ._logreport import size_name
 from ._processes import run_shares
-from ._result import VIEWS, LatencyResult, summary_table
+from ._result import VIEWS, LatencyResult, size_name, summary_table
 from ._sla import Sla
 from ._sweep import write_sweep_report
 from ._systems import SYSTEMS, serve

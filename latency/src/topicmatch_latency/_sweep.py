@@ -12,8 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ._chart import load_chart, nines_chart, slug, timeline_chart
-from ._logreport import size_name
-from ._result import LatencyResult, format_ms
+from ._result import LatencyResult, format_ms, size_name
 from ._sla import Sla, highest_met
 
 __all__ = ["write_sweep_report"]
