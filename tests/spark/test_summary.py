@@ -128,3 +128,35 @@ def test_the_progress_of_a_small_job_moves_as_its_tasks_end() -> None:
         "routing: tasks 1/2 done",
         "routing: tasks 2/2 done",
     ]
+
+
+def _line(tasks: tuple[int, int, int], routed: tuple[int, int] | Exception) -> str:
+    """The progress line of fabricated status: ``tasks`` (done, running, total) and the figures
+    the statistics accumulator holds (or the error reading it raises)."""
+
+    def figures() -> tuple[int, int]:
+        if isinstance(routed, Exception):
+            raise routed
+        return routed
+
+    spark = types.SimpleNamespace(sparkContext=types.SimpleNamespace(statusTracker=lambda: None))
+    return JobProgress(spark, "routing", figures, io.StringIO()).line(tasks)  # type: ignore[arg-type]
+
+
+def test_the_progress_line_says_messages_are_counted_as_tasks_end() -> None:
+    """16 tasks on 2 cores, none ended: the accumulator has heard from no task, so the line
+    said "0 messages -> 0 deliveries so far" while both cores were routing."""
+    assert _line((0, 2, 16), (0, 0)) == "tasks 0/16 done, 2 running; messages counted as tasks end"
+    assert _line((3, 2, 16), (24_576, 1_000)) == (
+        "tasks 3/16 done, 2 running; 24,576 messages -> 1,000 deliveries in the tasks done"
+    )
+    assert _line((1, 1, 16), (0, 0)) == (
+        "tasks 1/16 done, 1 running; 0 messages -> 0 deliveries in the tasks done"
+    )
+    # Between jobs no stage is active: the figures of the tasks that ended stand alone.
+    assert _line((0, 0, 0), (5, 1)) == "5 messages -> 1 delivery in the tasks done"
+    assert _line((0, 0, 0), (0, 0)) == "messages counted as tasks end"
+    # The accumulator changed while it was read: no invented zeros.
+    assert _line((2, 2, 16), RuntimeError("dictionary changed size")) == (
+        "tasks 2/16 done, 2 running; messages counted as tasks end"
+    )

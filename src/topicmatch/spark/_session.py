@@ -172,12 +172,12 @@ def local_splits() -> int:
 class JobProgress:
     """A background thread reporting the running job: tasks done and running, messages routed.
 
-    ``routed()`` returns (messages, deliveries) so far (from the statistics accumulator, which
-    grows as tasks finish). Printed through :class:`topicmatch.support.progress.Progress`: on a
-    terminal the line is rewritten in place twice a second (its seconds move even while one
-    long task runs); otherwise a line as soon as the job has started, then whenever a task
-    finished (at most one a second) and at least every ``every`` seconds, so that a small job
-    too shows its tasks as they end.
+    ``routed()`` returns (messages, deliveries) of the tasks that ended (from the statistics
+    accumulator, which hears from a task when it ends, not while it runs). Printed through
+    :class:`topicmatch.support.progress.Progress`: on a terminal the line is rewritten in place
+    twice a second (its seconds move even while one long task runs); otherwise a line as soon
+    as the job has started, then whenever a task finished (at most one a second) and at least
+    every ``every`` seconds, so that a small job too shows its tasks as they end.
     """
 
     def __init__(
@@ -192,6 +192,7 @@ class JobProgress:
         self._routed = routed
         self._progress = Progress(label, stream)
         self._every = every
+        self._counted: tuple[int, int] | None = None  # what routed() last returned
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="topicmatch-progress", daemon=True)
 
@@ -216,15 +217,25 @@ class JobProgress:
         return done, running, total
 
     def line(self, tasks: tuple[int, int, int] | None = None) -> str:
+        """What is known now: the active stages' tasks (done of all, running), then the messages
+        and deliveries of the tasks that ended, or, while none has reported (the first tasks
+        are still running), that they are counted as tasks end rather than "0 messages".
+
+        ``tasks``: (done, running, total), as :meth:`tasks` gives; read from Spark if None.
+        """
         done, running, total = self.tasks() if tasks is None else tasks
-        try:
-            messages, deliveries = self._routed()
-        except RuntimeError:  # the accumulator changed while we read it; next time
-            messages = deliveries = 0
-        state = f"tasks {done}/{total} done, {running} running, " if total else ""
-        return (
-            f"{state}{counted(messages, 'message')} -> {counted(deliveries, 'delivery', 'deliveries')} so far"
-        )
+        with contextlib.suppress(RuntimeError):  # the accumulator changed while we read it: the last
+            self._counted = self._routed()
+        parts = [f"tasks {done}/{total} done, {running} running"] if total else []
+        if self._counted is None or not (done or any(self._counted)):
+            parts.append("messages counted as tasks end")
+        else:
+            messages, deliveries = self._counted
+            parts.append(
+                f"{counted(messages, 'message')} -> {counted(deliveries, 'delivery', 'deliveries')} "
+                "in the tasks done"
+            )
+        return "; ".join(parts)
 
     def _run(self) -> None:
         tty = self._progress.tty
