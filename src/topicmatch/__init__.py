@@ -17,6 +17,7 @@ from ._build import BUILD  # isort: skip
 from ._access import AccessRules, ClientRules
 from ._captures import Capture, capture
 from ._collector import collector_paused
+from ._delivery import Copy, Delivery, DeliveryPlanner, Subscription
 from ._dfa import BatchWalk
 from ._dialects import DIALECTS, Dialect, make_dialect
 from ._errors import (
@@ -48,6 +49,9 @@ __all__ = [
     "ClientRules",
     "ComplexityError",
     "ConfigurationError",
+    "Copy",
+    "Delivery",
+    "DeliveryPlanner",
     "Dialect",
     "InvalidPairError",
     "InvalidPatternError",
@@ -59,6 +63,7 @@ __all__ = [
     "MatcherSnapshot",
     "ShareGroup",
     "SharedGroups",
+    "Subscription",
     "TopicIndex",
     "TopicMatchError",
     "UnknownTopicError",
