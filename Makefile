@@ -25,14 +25,18 @@ TEST_PYTHONS = bash scripts/test-pythons.sh --main $(if $(wildcard $(PY)),$(PY),
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
+# The venv holds every extra (EXTRAS: pyproject.toml's, read when the venv is made) and the dev
+# tools (the dependency group `dev`, which `pip install --group` reads from pip 25.1 on; the pip a
+# new venv comes with may be older).
+EXTRAS = $(shell $(PYTHON) scripts/extras.py)
 $(STAMP): pyproject.toml latency/pyproject.toml setup.py $(SOURCE)
 	@bash scripts/check-prerequisites.sh $(PYTHON) venv
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]' -e './latency[spark]'
+	$(PY) -m pip install --quiet 'pip>=25.1'
+	$(PY) -m pip install --quiet -e '.[$(EXTRAS)]' --group dev -e './latency[spark]'
 	touch $(STAMP)
 
-venv: $(STAMP)  ## create the virtual environment: the matching library (its core compiled), the latency harness, dev tools
+venv: $(STAMP)  ## create the virtual environment: the matching library (its core compiled) with every extra, the latency harness, dev tools
 
 brokers:  ## install RabbitMQ, Mosquitto, nats-server, Redis, ActiveMQ and Java (17 on Debian 12, 21 on 13) from Debian (needs root)
 	@LOG=$(BROKERS_LOG) bash scripts/install-brokers.sh

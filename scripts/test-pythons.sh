@@ -15,13 +15,14 @@
 # the Matcher refuses to run without the GIL.
 #
 # Each run takes a snapshot of the work tree first (the files git tracks or would track; outside
-# git, all but what builds and venvs leave), installs the package from it with the [dev] extra,
-# and runs the snapshot's tests/ against it, and its modules' doctests where it is installed: the
-# tests and the source of one moment, in a checkout others may be editing meanwhile. Not an
-# editable install: that one would compile into src/ and rewrite src/topicmatch/_compiled.json,
-# the record by which the main venv's editable build is checked at import. The venv's stamp
-# (.venv-3.X/.installed) is a hash of what the package is built from (pyproject.toml, setup.py,
-# README.md, src/), this script and the interpreter: the same again, and nothing is installed.
+# git, all but what builds and venvs leave), installs the package from it with every extra and the
+# dev dependency group, and runs the snapshot's tests/ against it, and its modules' doctests where
+# it is installed: the tests and the source of one moment, in a checkout others may be editing
+# meanwhile. Not an editable install: that one would compile into src/ and rewrite
+# src/topicmatch/_compiled.json, the record by which the main venv's editable build is checked at
+# import. The venv's stamp (.venv-3.X/.installed) is a hash of what the package is built from
+# (pyproject.toml, setup.py, README.md, src/), this script and the interpreter: the same again,
+# and nothing is installed.
 #
 # Usage: scripts/test-pythons.sh [--main PYTHON] [--planned "3.14 ..."] [--list] [PYTEST ARGS...]
 #   --main PYTHON     the main interpreter, whose version is left to make test's own runs
@@ -118,7 +119,7 @@ snapshot() {
 # install VENV PROBE_LINE SNAPSHOT: the package compiled into VENV from SNAPSHOT, unless its stamp
 # says it holds that source already.
 install() {
-    local venv=$1 info=$2 source=$3 stamp=$1/.installed python hash venv_info
+    local venv=$1 info=$2 source=$3 stamp=$1/.installed python hash venv_info extras
     python=$(cut -d' ' -f4 <<<"$info")
     hash=$({
         echo "$info"
@@ -136,10 +137,13 @@ install() {
     if [ -z "$venv_info" ] || ! same_python "$venv_info" "$info"; then
         echo "make test: creating $venv ($python)"
         rm -rf "$venv"
-        "$python" -m venv "$venv" && "$venv/bin/python" -m pip install --quiet --upgrade pip || return 1
+        "$python" -m venv "$venv" || return 1
     fi
     echo "make test: installing the package (compiled) into $venv"
-    "$venv/bin/python" -m pip install --quiet "$source[dev]" || return 1
+    # Every extra, and the dev group, which pip reads from 25.1 on (a new venv's pip may be older).
+    "$venv/bin/python" -m pip install --quiet 'pip>=25.1' || return 1
+    extras=$("$venv/bin/python" "$source/scripts/extras.py" "$source/pyproject.toml") || return 1
+    "$venv/bin/python" -m pip install --quiet "$source[$extras]" --group "$source/pyproject.toml:dev" || return 1
     echo "$hash" >"$stamp"
 }
 

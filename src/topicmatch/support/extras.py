@@ -20,7 +20,7 @@ EXTRAS: Final[dict[str, tuple[str, ...]]] = {
     "kombu": ("kombu",),
     "spark": ("pyspark", "pyarrow", "pandas", "numpy"),
     "connect": ("pyspark", "pyarrow", "pandas", "numpy", "grpc", "grpc_status", "google", "zstandard"),
-    "bench": ("matplotlib", "numpy", "paho", "kombu", "amqtt"),
+    "bench": ("matplotlib", "numpy", "paho", "kombu", "amqtt", "hdrh"),
 }
 
 
