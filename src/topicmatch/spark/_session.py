@@ -224,7 +224,7 @@ class JobProgress:
         ``tasks``: (done, running, total), as :meth:`tasks` gives; read from Spark if None.
         """
         done, running, total = self.tasks() if tasks is None else tasks
-        with contextlib.suppress(RuntimeError):  # the accumulator changed while we read it: the last
+        with contextlib.suppress(RuntimeError):  # changed while read: keep the last reading
             self._counted = self._routed()
         parts = [f"tasks {done}/{total} done, {running} running"] if total else []
         if self._counted is None or not (done or any(self._counted)):
