@@ -16,7 +16,7 @@ from typing import Any
 
 from py4j.protocol import Py4JJavaError  # type: ignore[import-untyped, unused-ignore]
 from pyspark.errors import PySparkException
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
@@ -32,6 +32,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from ..support.commandline import counted
 from ._errors import MessagesError
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "FileSystem",
     "check_output_format",
     "detect_format",
+    "escaped_line",
     "load_with_schema",
     "parse_since",
     "read_messages",
@@ -253,10 +255,16 @@ def detect_format(fs: FileSystem, path: str, requested: str = "auto") -> str:
     return "parquet"
 
 
+#: Where a JSON line ends: at ``\n`` only (a ``\r\n`` line is read whole, its ``\r`` being
+#: JSON white space). Spark's default also ends a line at a lone ``\r``, which split a line
+#: holding one into two records, both quarantined as not valid JSON. A ``\r`` is then part of
+#: its line: white space between tokens; inside a string, a control character that JSON
+#: requires escaped (RFC 8259), so the line is quarantined, whole, as not valid JSON.
+_JSON_LINES = {"lineSep": "\n"}
 #: How a text log's types are inferred (one extra pass over it): CSV has no types at all, and
 #: JSON none for times. A column whose every value is a timestamp becomes one in both, as it
 #: is in a Parquet log.
-_INFER = {"csv": {"header": "true", "inferSchema": "true"}, "json": {"inferTimestamp": "true"}}
+_INFER = {"csv": {"header": "true", "inferSchema": "true"}, "json": {"inferTimestamp": "true", **_JSON_LINES}}
 
 
 def read_messages(
@@ -268,7 +276,10 @@ def read_messages(
     with the schema of :func:`_text_schema`, so its columns come in the file's order, integers
     as ``bigint`` and timestamps as ``timestamp``, as in the Parquet that ``generate`` writes.
     CSV: an empty topic is the empty topic (CSV has no null: Spark's null there is an empty
-    field, which for AMQP is the valid zero-word key).
+    field, which for AMQP is the valid zero-word key). JSON: lines end at ``\n`` only
+    (:data:`_JSON_LINES`); a log of which no line is valid JSON with the topic field is refused
+    with one :class:`MessagesError` naming the file and how many lines it has, rather than read
+    as a table of Spark's corrupt-record column alone.
     """
     fs = FileSystem(spark)
     if not fs.exists(path):
@@ -290,6 +301,12 @@ def read_messages(
     try:
         if fmt in _INFER:
             inferred = spark.read.format(fmt).options(**_INFER[fmt]).load(path).schema
+            if fmt == "json" and topic_col not in inferred.names:
+                lines = counted(_text_lines(spark, path).count(), "line")
+                raise MessagesError(
+                    f"cannot read messages {path} as json: no line is valid JSON with a "
+                    f"{topic_col!r} field ({lines} read)"
+                )
             schema = _text_schema(inferred, topic_col, _first_keys(spark, path) if fmt == "json" else [])
             frame = load_with_schema(spark.read, fmt, schema, path, topic_col)
         else:
@@ -302,8 +319,8 @@ def read_messages(
 
 
 #: Options of a file read with its schema, a log or a written output (CSV's header names the
-#: columns, it is not a row).
-READ_OPTIONS = {"csv": {"header": "true"}}
+#: columns, it is not a row; a JSON line ends at ``\n`` only, :data:`_JSON_LINES`).
+READ_OPTIONS = {"csv": {"header": "true"}, "json": _JSON_LINES}
 #: Spark's column for a JSON line it cannot parse (its PERMISSIVE mode adds it to a log that has
 #: one): always last in a text log's schema; _pipeline keeps it out of the outputs.
 CORRUPT = "_corrupt_record"
@@ -329,9 +346,14 @@ def _text_schema(inferred: StructType, topic_col: str, order: list[str]) -> Stru
     return StructType(fields)
 
 
+def _text_lines(spark: SparkSession, path: str) -> DataFrame:
+    """The lines of the JSON log at ``path``, as its JSON reader splits them (:data:`_JSON_LINES`)."""
+    return spark.read.options(**_JSON_LINES).text(path)
+
+
 def _first_keys(spark: SparkSession, path: str) -> list[str]:
     """The keys of the first JSON object at ``path``, in their order (none if it is not one)."""
-    first = spark.read.text(path).where(F.length(F.trim("value")) > 0).limit(1).collect()
+    first = _text_lines(spark, path).where(F.length(F.trim("value")) > 0).limit(1).collect()
     try:
         value = json.loads(first[0][0]) if first else None
     except ValueError:
@@ -342,14 +364,48 @@ def _first_keys(spark: SparkSession, path: str) -> list[str]:
 def load_with_schema(reader: Any, fmt: str, schema: StructType, path: str, topic_col: str) -> DataFrame:
     """The log at ``path`` read with ``schema`` by ``reader`` (``spark.read`` or
     ``spark.readStream``: batch and stream read a log the same way), a CSV log's empty topic
-    fields as the empty topic (CSV has no null: Spark's null there is an empty field)."""
+    fields as the empty topic (CSV has no null: Spark's null there is an empty field), and a
+    JSON line that is not UTF-8 as :func:`escaped_line` writes it in :data:`CORRUPT`."""
     frame: DataFrame = reader.format(fmt).options(**READ_OPTIONS.get(fmt, {})).schema(schema).load(path)
+    if CORRUPT in frame.columns:
+        line = F.col(CORRUPT)
+        frame = frame.withColumn(
+            CORRUPT, F.when(line.isNull() | F.is_valid_utf8(line), line).otherwise(escaped_line(line))
+        )
     if fmt != "csv" or topic_col not in frame.columns:
         return frame
     # when/otherwise rather than coalesce: the column stays nullable, as it is in a Parquet or
     # JSON log, so the outputs of one log have one schema whatever its format.
     topic = F.col(topic_col)
     return frame.withColumn(topic_col, F.when(topic.isNull(), F.lit("")).otherwise(topic))
+
+
+def escaped_line(line: Column) -> Column:
+    r"""A line that is not UTF-8 as ASCII text from which its bytes come back exactly: each byte
+    of printable ASCII but the backslash as itself, every other byte (the backslash, control
+    characters, anything above 127) as ``\xNN``, two lower-case hex digits.
+
+    Spark keeps such a line as it is in its corrupt-record column, and written out, the
+    quarantine's ``reason`` then held bytes that are not UTF-8: Spark read the file back, but
+    pyarrow and pandas refused it. Escaped, the reason is text every reader takes, and Python
+    gives the line's bytes back with ``codecs.escape_decode(text)[0]`` (the quarantine shows a
+    line's first characters only: an escape can be cut there). Only lines that are not UTF-8
+    are escaped (:func:`load_with_schema`): such a line is never JSON, which is UTF-8 (RFC
+    8259); a UTF-8 line Spark could not parse is shown as it is. One hex pair per byte: the
+    cost is the line's length, on these lines only.
+
+    >>> import codecs
+    >>> codecs.escape_decode(rb"\xff{\x5cx41}")[0]
+    b'\xff{\\x41}'
+    """
+    pairs = F.regexp_extract_all(F.hex(line.cast("binary")), F.lit("(..)"), 1)
+
+    def shown(pair: Column) -> Column:
+        code = F.conv(pair, 16, 10).cast("int")
+        plain = code.between(32, 126) & (pair != F.lit("5C"))
+        return F.when(plain, F.char(code)).otherwise(F.concat(F.lit("\\x"), F.lower(pair)))
+
+    return F.array_join(F.transform(pairs, shown), "")
 
 
 def stream_schema(spark: SparkSession, path: str, fmt: str, topic_col: str = "topic") -> StructType:

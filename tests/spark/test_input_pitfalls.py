@@ -1,0 +1,116 @@
+"""The input side of ``topicmatch route``: logs a newcomer writes by hand, and subscription files.
+
+Each test feeds one bad input and checks the message and that no line is lost: every line of
+the log ends in the deliveries or in the quarantine, and what the quarantine holds can be read
+by pyarrow, not only by Spark.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+
+from topicmatch.cli import main
+
+pytestmark = pytest.mark.spark
+
+NOT_JSON = "not valid JSON: "
+
+
+def run(argv: list[str]) -> tuple[int, str]:
+    out = io.StringIO()
+    code = main(argv, stdout=out)
+    return code, out.getvalue()
+
+
+def route(tmp_path: Path, log: Path, name: str = "out") -> Path:
+    subs = tmp_path / "subs.tsv"
+    subs.write_text("a.*\tx\n", encoding="utf-8")
+    out = tmp_path / name
+    code, text = run(
+        ["route", "--messages", str(log), "--subscriptions", str(subs), "--out", str(out), "--quiet"]
+    )
+    assert code == 0, text
+    return out
+
+
+def test_binary_garbage_is_quarantined_readable_by_pyarrow_with_its_bytes(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Spark keeps a line that is not UTF-8 as it is in its corrupt-record column, and the
+    quarantine's reason then held invalid UTF-8: pyarrow refused the file. The reason is now
+    valid text from which the line's bytes come back exactly."""
+    garbage = b'\x00\xff\xfe{"offset": 2, "topic": "a.c"}\x80 \\x41 \xc3\xa9'
+    inside = b'{"offset": 4, "topic": "a.\xff"}'  # JSON, but not UTF-8: not JSON
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(
+        b'{"offset": 1, "topic": "a.b"}\n'
+        + garbage
+        + b'\n{"offset": 3, "topic": "a.\xc3\xa9"}\n'
+        + inside
+        + b"\n"
+    )
+    out = route(tmp_path, log)
+    quarantine = pq.read_table(out / "quarantine").to_pylist()  # raised ArrowInvalid: invalid UTF8
+    assert [row["offset"] for row in quarantine] == [None, None]
+    lines = []
+    for row in quarantine:
+        assert row["reason"].startswith(NOT_JSON)
+        escaped = row["reason"].removeprefix(NOT_JSON)
+        assert escaped.isascii()
+        lines.append(codecs.escape_decode(escaped.encode("ascii"))[0])
+    assert sorted(lines) == sorted([garbage, inside])  # nothing lost
+    delivered = pq.read_table(out / "deliveries").to_pylist()
+    assert sorted((row["offset"], row["topic"]) for row in delivered) == [(1, "a.b"), (3, "a.é")]
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["quarantine_reasons"] == {"not_json": 2}
+
+
+def test_a_carriage_return_does_not_end_a_json_line(spark: SparkSession, tmp_path: Path) -> None:
+    """Spark's JSON reader ends a line at \\r, \\n or \\r\\n: a \\r inside a line split it into
+    two records, both quarantined as not valid JSON. A line now ends at \\n only (\\r\\n too: its
+    \\r is JSON white space)."""
+    spaced = b'{"offset": 1, "topic": "a.b",\r"payload": "p"}'  # a \r between tokens: valid JSON
+    raw = b'{"offset": 2, "topic": "a.c", "payload": "p\rq"}'  # a raw \r in a string: not JSON
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(spaced + b"\n" + raw + b'\n{"offset": 3, "topic": "a.d", "payload": "r"}\r\n')
+    out = route(tmp_path, log)
+    delivered = pq.read_table(out / "deliveries")
+    assert delivered.column_names == ["offset", "topic", "payload", "subscriber"]  # the first line's order
+    assert sorted((row["offset"], row["payload"]) for row in delivered.to_pylist()) == [(1, "p"), (3, "r")]
+    quarantine = pq.read_table(out / "quarantine").to_pylist()
+    assert [row["reason"] for row in quarantine] == [NOT_JSON + raw.decode()]  # the whole line, once
+
+
+@pytest.mark.parametrize(
+    ("content", "lines"),
+    [
+        (b"\x00\x01garbage\n\xff\xfe\n\nnot json either\n", 4),
+        (b'{"offset": 1, "subject": "a.b"}\n{"offset": 2}\n', 2),
+    ],
+)
+def test_a_log_without_one_usable_json_line_says_so(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, lines: int
+) -> None:
+    """It said "the messages have no column 'topic' (columns: _corrupt_record)", naming
+    Spark's internal column and neither the file nor what was wrong with it."""
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(content)
+    subs = tmp_path / "subs.tsv"
+    subs.write_text("a.*\tx\n", encoding="utf-8")
+    out = tmp_path / "out"
+    capsys.readouterr()
+    code, text = run(["route", "--messages", str(log), "--subscriptions", str(subs), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert (code, text) == (2, "")
+    assert err.splitlines() == [
+        f"topicmatch: cannot read messages {log} as json: no line is valid JSON with a 'topic' field "
+        f"({lines} lines read)"
+    ]
+    assert not out.exists()
