@@ -186,7 +186,7 @@ def _top_in_output(
     return top, per.where(F.col("count") == last).count() - sum(1 for _, n in top if n == last)
 
 
-def _reasons_in_output(spark: SparkSession, schema: Any, job: RouteJob) -> dict[str, int]:
+def reasons_in_output(spark: SparkSession, schema: Any, job: RouteJob) -> dict[str, int]:
     """The quarantined messages by kind of reason (:data:`~._summary.REASONS`), counted in the
     written quarantine (one read of its reason column: the messages Spark could not parse as
     JSON are told apart there, not in the workers)."""
@@ -267,7 +267,7 @@ def run_batch(
         if counts.invalid:
             bad = job.quarantine_of(frame)
             write(bad, job.quarantine_path, job.format)
-            reasons = _reasons_in_output(spark, bad.schema, job)
+            reasons = reasons_in_output(spark, bad.schema, job)
     except SPARK_ERRORS as error:
         for partial in (job.deliveries_path, job.quarantine_path):  # half-written: of no use to anyone
             fs.delete(partial)

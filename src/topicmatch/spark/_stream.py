@@ -46,7 +46,7 @@ from ._io import (
     stream_schema,
     writer_options,
 )
-from ._pipeline import RouteJob, _reasons_in_output, clear_outputs
+from ._pipeline import RouteJob, clear_outputs, reasons_in_output
 from ._plan import choose
 from ._stats import Counts, StatsParam, top_subscribers
 from ._subscriptions import Subscriptions, fingerprint
@@ -277,7 +277,7 @@ class StreamRouter:
         path = self.job.quarantine_path
         if not self._fs.exists(path) or not _committed(self._fs, path):
             return {}
-        return _reasons_in_output(self.spark, schema, self.job)
+        return reasons_in_output(self.spark, schema, self.job)
 
     def _reload(self, table: Subscriptions) -> Subscriptions | None:
         try:
