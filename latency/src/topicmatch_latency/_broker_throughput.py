@@ -45,7 +45,7 @@ from ._limits import check_messages
 from ._load import STOP
 from ._result import size_name
 from ._sinks import SINKS, serve_sink
-from ._systems import SERVERS, SystemUnavailable, start_server
+from ._systems import SERVERS, SystemUnavailable, running
 
 __all__ = ["SYSTEMS", "ThroughputRun", "run_brokers", "run_throughput"]
 
@@ -531,12 +531,8 @@ def _endpoint(system: str, alone: bool = False) -> Iterator[int]:
     if alone or system in ("zeromq", "nng"):
         yield servers.free_port()
         return
-    server = SERVERS[system]()
-    start_server(server)
-    try:
+    with running(SERVERS[system]()) as server:
         yield server.port
-    finally:
-        server.stop()
 
 
 @dataclass
@@ -561,8 +557,7 @@ def _native(
     ``commands()`` (called once the server is up: its ports are known) gives a native
     subscriber's argv, started first with ``settle`` s to subscribe, and the tool's argv, whose
     output ``rate`` reads (0: no figure)."""
-    start_server(server)
-    try:
+    with running(server):
         listener, tool = commands()
         subscriber = subprocess.Popen(listener, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
@@ -577,8 +572,6 @@ def _native(
         finally:
             subscriber.kill()
             subscriber.wait(5)
-    finally:
-        server.stop()
     return run
 
 

@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 from . import servers
 from ._rabbitstream import StreamClient
-from ._systems import start_server
+from ._systems import running
 
 __all__ = ["LOGS", "LogClient", "LogInfo", "log_service"]
 
@@ -327,8 +327,7 @@ def log_service(system: str, timeout: float = 30.0) -> Iterator[Callable[[], Log
         server = servers.RedisServer(appendfsync="always")
     else:
         raise ValueError(f"unknown log {system!r}; choose from {', '.join(LOGS)}")
-    start_server(server)
-    try:
+    with running(server):
         if isinstance(server, servers.RabbitMQServer):
             port = server.stream_port
             replicas = server.nodes
@@ -337,5 +336,3 @@ def log_service(system: str, timeout: float = 30.0) -> Iterator[Callable[[], Log
             yield lambda: JetStreamLog(server.host, server.port, timeout, **jetstream[system])
         else:
             yield lambda: RedisStreamLog(server.host, server.port, timeout)
-    finally:
-        server.stop()

@@ -3,8 +3,9 @@
 Each system names its broker (started here, privately, on 127.0.0.1: see
 :mod:`topicmatch_latency.servers`) and its requester (:mod:`._roundtrip`). :func:`serve` starts the
 broker and yields a picklable :class:`RoundTripFactory`, so load processes can build their own
-connections. A broker that is not installed or does not start raises :class:`SystemUnavailable`
-with one line saying how to install it.
+connections; :func:`running` holds any broker for a ``with`` block (the broker-throughput and
+commit-log runs start theirs with it too). A broker that is not installed or does not start
+raises :class:`SystemUnavailable` with one line saying how to install it.
 """
 
 from __future__ import annotations
@@ -12,12 +13,15 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 from . import servers
 from ._requester import AnyRequester
 from ._roundtrip import REQUESTERS, MatcherRequester
 
-__all__ = ["SERVERS", "SYSTEMS", "RoundTripFactory", "SystemUnavailable", "serve"]
+__all__ = ["SERVERS", "SYSTEMS", "RoundTripFactory", "SystemUnavailable", "running", "serve", "start_server"]
+
+ServerT = TypeVar("ServerT", bound=servers._Server)
 
 #: name -> what a request is, for reports.
 SYSTEMS: dict[str, str] = {
@@ -75,6 +79,16 @@ def start_server(server: servers._Server) -> None:
 
 
 @contextlib.contextmanager
+def running(server: ServerT) -> Iterator[ServerT]:
+    """``server`` started (as :func:`start_server`) for the ``with`` block, stopped after it."""
+    start_server(server)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@contextlib.contextmanager
 def serve(
     system: str, size: int, timeout: float = 10.0, broker: tuple[str, int] | None = None
 ) -> Iterator[RoundTripFactory]:
@@ -88,9 +102,5 @@ def serve(
     if system == "matcher":
         yield RoundTripFactory(system, size=size, timeout=timeout)
         return
-    server = SERVERS[system]()
-    start_server(server)
-    try:
+    with running(SERVERS[system]()) as server:
         yield RoundTripFactory(system, server.host, server.port, size, timeout)
-    finally:
-        server.stop()
