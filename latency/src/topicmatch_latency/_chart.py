@@ -1,4 +1,4 @@
-"""The "nines" chart: latency by percentile, several runs overlaid (matplotlib, Agg backend).
+"""The harness's charts, first the "nines" chart: latency by percentile, runs overlaid (matplotlib).
 
 The x axis is ``1 / (1 - percentile)`` on a log scale, labelled 0 %, 90 %, 99 %, ... 99.9999 %:
 each decade is one more nine, so the tail gets as much room as the body (HdrHistogram's
@@ -10,9 +10,11 @@ percentile it cannot support. Dashed curves are the uncorrected view of the same
 An SLA (``--sla 99:10ms,99.99:100ms``) is drawn as black steps: up to each target's percentile
 the latency may reach its limit, and a curve that crosses above the steps misses the SLA.
 
-Two more charts serve the load sweep (:mod:`._sweep`) and the interval logs (:mod:`._hlog`):
-latency against the requested rate (one line per percentile), and each interval's worst latency
-over the run's time, so a stall shows when it happened.
+Two more latency charts serve the load sweep (:mod:`._sweep`) and the interval logs
+(:mod:`._hlog`): latency against the requested rate (one line per percentile), and each
+interval's worst latency over the run's time, so a stall shows when it happened. Two throughput
+charts serve the broker-throughput run (:mod:`._broker_throughput`: sender and receiver per
+system) and the commit-log report (:mod:`._logreport`: publisher and subscriber per size).
 
 PNGs are re-encoded with a 64-colour palette (Pillow, a matplotlib dependency): about 5x
 smaller, so charts can live in the repository.
@@ -30,9 +32,17 @@ from hdrh.histogram import HdrHistogram
 
 from ._hgrm import MS
 from ._histograms import decode, percentile_distribution, value_at
-from ._result import LatencyResult, samples_needed
+from ._result import LatencyResult, ThroughputResult, samples_needed, size_name
 
-__all__ = ["NINES_LABELS", "load_chart", "nines_chart", "slug", "throughput_chart", "timeline_chart"]
+__all__ = [
+    "NINES_LABELS",
+    "load_chart",
+    "log_throughput_chart",
+    "nines_chart",
+    "slug",
+    "throughput_chart",
+    "timeline_chart",
+]
 
 #: An SLA's targets: (percentile 0-100, limit in ns).
 Targets = Sequence[tuple[float, int]]
@@ -63,11 +73,12 @@ def _pyplot() -> Any:
     return plt
 
 
-def _save(fig: Any, path: Path) -> Path:
-    """Save ``fig`` as a small PNG (64-colour palette) and close it."""
+def _save(fig: Any, path: Path, rect: tuple[float, float, float, float] | None = None) -> Path:
+    """Save ``fig`` as a small PNG (64-colour palette) and close it; ``rect``: the part of the
+    figure the axes are laid out in (the rest holds a legend)."""
     from PIL import Image  # noqa: PLC0415
 
-    fig.tight_layout()
+    fig.tight_layout(rect=rect)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png")
     _pyplot().close(fig)
@@ -274,3 +285,35 @@ def throughput_chart(rows: Sequence[tuple[str, float, float, str, float]], path:
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="lower right")
     return _save(fig, path)
+
+
+def log_throughput_chart(results: Sequence[ThroughputResult], path: Path) -> Path:
+    """Commit-log throughput: messages a second per size, one bar per system, at the publisher
+    (left) and at the subscriber (right), on a log scale; the legend below the axes."""
+    plt = _pyplot()
+    systems = list(dict.fromkeys(r.system for r in results))
+    sizes = list(dict.fromkeys(r.size for r in results))
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.8), dpi=90, sharey=True)
+    width = 0.8 / max(1, len(systems))
+    for ax, side in zip(axes, ("publisher", "subscriber"), strict=True):
+        for number, system in enumerate(systems):
+            values = []
+            for size in sizes:
+                match = [r for r in results if r.system == system and r.size == size]
+                values.append(getattr(match[0], f"{side}_rate") if match else 0.0)
+            ax.bar([i + number * width for i in range(len(sizes))], values, width, label=system)
+        ax.set_xticks(
+            [i + width * (len(systems) - 1) / 2 for i in range(len(sizes))], [size_name(s) for s in sizes]
+        )
+        ax.set_yscale("log")
+        ax.set_title(f"{side} side", fontsize=10)
+        ax.grid(True, axis="y", alpha=0.3)
+    axes[0].set_ylabel("messages/s (log scale)")
+    # Below the axes: inside, the legend hid the bars of the larger sizes.
+    fig.legend(
+        *axes[0].get_legend_handles_labels(), fontsize=8, loc="lower center", ncol=min(4, len(systems))
+    )
+    unacknowledged = [s for s in systems if s.endswith("-noack")]
+    acks = "every message acknowledged" + (f"; {', '.join(unacknowledged)}: none" if unacknowledged else "")
+    fig.suptitle(f"Commit-log throughput (publisher: {acks})", fontsize=10)
+    return _save(fig, path, rect=(0, 0.08 * ((len(systems) + 3) // 4), 1, 1))

@@ -7,11 +7,10 @@ chart (publisher and subscriber side, log scale); and ``report.md``.
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
-from ._chart import nines_chart
+from ._chart import log_throughput_chart, nines_chart
 from ._limits import MiB
 from ._logplan import Plan
 from ._logs import LOGS
@@ -54,7 +53,7 @@ def write_report(
         lines.append("")
     if throughputs:
         lines += _throughput_table(throughputs)
-        _throughput_chart(throughputs, out / "throughput.png")
+        log_throughput_chart(throughputs, out / "throughput.png")
         lines += ["![throughput](throughput.png)", ""]
     lines += ["Durability of each system:", ""]
     lines += [f"* **{s}** ({LOGS[s].description}): {LOGS[s].durability}" for s in plan.systems]
@@ -102,44 +101,3 @@ def _throughput_table(results: list[ThroughputResult]) -> list[str]:
             f"{r.received:,} |"
         )
     return [*lines, ""]
-
-
-def _throughput_chart(results: list[ThroughputResult], path: Path) -> None:
-    import matplotlib  # noqa: PLC0415 - only when drawing
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-    from PIL import Image  # noqa: PLC0415
-
-    systems = list(dict.fromkeys(r.system for r in results))
-    sizes = list(dict.fromkeys(r.size for r in results))
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.8), dpi=90, sharey=True)
-    width = 0.8 / max(1, len(systems))
-    for ax, side in zip(axes, ("publisher", "subscriber"), strict=True):
-        for number, system in enumerate(systems):
-            values = []
-            for size in sizes:
-                match = [r for r in results if r.system == system and r.size == size]
-                values.append(getattr(match[0], f"{side}_rate") if match else 0.0)
-            ax.bar([i + number * width for i in range(len(sizes))], values, width, label=system)
-        ax.set_xticks(
-            [i + width * (len(systems) - 1) / 2 for i in range(len(sizes))], [size_name(s) for s in sizes]
-        )
-        ax.set_yscale("log")
-        ax.set_title(f"{side} side", fontsize=10)
-        ax.grid(True, axis="y", alpha=0.3)
-    axes[0].set_ylabel("messages/s (log scale)")
-    # Below the axes: inside, the legend hid the bars of the larger sizes.
-    fig.legend(
-        *axes[0].get_legend_handles_labels(), fontsize=8, loc="lower center", ncol=min(4, len(systems))
-    )
-    unacknowledged = [s for s in systems if s.endswith("-noack")]
-    acks = "every message acknowledged" + (f"; {', '.join(unacknowledged)}: none" if unacknowledged else "")
-    fig.suptitle(f"Commit-log throughput (publisher: {acks})", fontsize=10)
-    fig.tight_layout(rect=(0, 0.08 * ((len(systems) + 3) // 4), 1, 1))
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
-    plt.close(fig)
-    buffer.seek(0)
-    with Image.open(buffer) as image:
-        image.convert("RGB").quantize(colors=64).save(path, format="PNG", optimize=True)
