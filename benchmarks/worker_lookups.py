@@ -24,9 +24,9 @@ fresh matcher, with two older matchers kept alive as a worker keeps its last ver
 Printed: median seconds of the build and of the pass, per variant, and their ratios.
 
 Figures: docs/pipeline.md (a Spark worker's lookups), ``topicmatch._dfa`` and
-``topicmatch.spark``'s worker. It reaches into the Spark worker's and the DFA's private names,
-whose insides it measures: listed in tests/test_architecture.py until it moves into
-``topicmatch.spark`` beside the pipeline's own benchmark.
+``topicmatch.spark``'s worker. It swaps parts of the Spark worker and of the DFA to time them,
+which no public name allows: listed in tests/test_architecture.py as a script that still reaches
+inside.
 """
 
 from __future__ import annotations
@@ -46,8 +46,7 @@ import pyarrow.dataset as ds  # type: ignore[import-untyped, unused-ignore]
 
 from topicmatch._dfa import DFA, _State
 from topicmatch._walk import step
-from topicmatch.spark import _levels, _worker
-from topicmatch.spark._subscriptions import Subscriptions
+from topicmatch.spark import Subscriptions, _levels, _worker
 from topicmatch.spark._worker import Compiled, route_batch
 
 BATCH_ROWS = 20_000

@@ -1,5 +1,6 @@
-"""The layering of docs/architecture.md, checked on every module of both distributions, and the
-scripts of benchmarks/ held to topicmatch's public names.
+"""The layering of docs/architecture.md, checked on every module of both distributions, and where
+benchmarks live (docs/performance.md's rule): the experiments users run are ``topicmatch bench``
+commands in ``topicmatch.bench``; the maintainers' scripts of benchmarks/ use public names only.
 
 An import is every ``import`` and ``from ... import`` a module holds (those for type checkers
 under ``if TYPE_CHECKING:`` included) and every string that names a module of ours whole
@@ -189,6 +190,35 @@ def test_the_public_names_are_listed_once() -> None:
     assert source.count('"Matcher"') == 1
 
 
+# -- where benchmarks live ------------------------------------------------------------------------
+#: Modules outside topicmatch.bench that may say "bench" in their name, and why: the command's
+#: declaration, and what the spark layer gives the pipeline's benchmark (public names).
+BENCH_OUTSIDE = {"cli/_bench.py", "spark/bench_api.py"}
+
+
+def test_every_topicmatch_bench_experiment_is_in_topicmatch_bench() -> None:
+    """docs/performance.md's rule: a ``topicmatch bench`` experiment's code is in
+    ``topicmatch.bench``, so every module the command declares or loads is there, and no other
+    room of the package holds a benchmark module."""
+    experiments = {  # the modules cli/_bench.py names to load when an experiment runs
+        node.value
+        for node in ast.walk(ast.parse((PACKAGE / "cli" / "_bench.py").read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and _is_module(node.value)
+    }
+    assert len(experiments) >= 10, experiments
+    for module in experiments:
+        assert _layer_of(module) == "bench", module  # (the entry point group is named topicmatch.bench)
+    rule = (Path(__file__).resolve().parents[1] / "docs" / "performance.md").read_text(encoding="utf-8")
+    assert "**Where benchmarks live**" in rule
+    assert "`src/topicmatch/bench/`" in rule
+    elsewhere = {
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        if "bench" in path.stem and not path.is_relative_to(PACKAGE / "bench")
+    }
+    assert elsewhere == BENCH_OUTSIDE
+
+
 # -- benchmarks/: scripts on the public API -------------------------------------------------------
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 #: What benchmarks/ shares, imported by the scripts (not a script).
@@ -217,19 +247,17 @@ NOT_YET_PUBLIC: dict[str, tuple[frozenset[str], str]] = {
                 "._walker",
                 "imports topicmatch.spark._io",
                 "imports topicmatch.spark._route",
-                "imports topicmatch.spark._session",
-                "imports topicmatch.spark._subscriptions",
                 "imports topicmatch.spark._worker",
                 "patches topicmatch.spark._route.RouteFunction",
                 "patches topicmatch.spark._worker._cyclic_gc_paused",
                 "patches topicmatch.spark._worker._pinned_for_bench",
             }
         ),
-        "measures the Spark pipeline's insides: moves into topicmatch.spark (_bench_*)",
+        "swaps the Spark worker's parts to time them (its route function, collector pause, cache)",
     ),
     "shard_memory.py": (
-        frozenset({"imports topicmatch.spark._plan", "imports topicmatch.spark._worker"}),
-        "measures the Spark worker's shards: moves into topicmatch.spark (_bench_*)",
+        frozenset({"imports topicmatch.spark._worker"}),
+        "builds the Spark worker's own matcher of one shard, which has no public name",
     ),
     "worker_lookups.py": (
         frozenset(
@@ -241,7 +269,6 @@ NOT_YET_PUBLIC: dict[str, tuple[frozenset[str], str]] = {
                 "imports topicmatch._dfa",
                 "imports topicmatch._walk",
                 "imports topicmatch.spark._levels",
-                "imports topicmatch.spark._subscriptions",
                 "imports topicmatch.spark._worker",
                 "patches topicmatch._dfa.DFA._step",
                 "patches topicmatch.spark._levels.factorize",
@@ -249,7 +276,7 @@ NOT_YET_PUBLIC: dict[str, tuple[frozenset[str], str]] = {
                 "patches topicmatch.spark._worker.factorize",
             }
         ),
-        "measures the Spark worker's and the DFA's insides: moves into topicmatch.spark (_bench_*)",
+        "swaps the Spark worker's and the DFA's parts (level walk, factorize, DFA step) to time them",
     ),
 }
 

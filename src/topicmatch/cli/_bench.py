@@ -2,7 +2,8 @@
 
 Declared here: the study's experiments and the workload matrix (:data:`EXPERIMENTS`, each a
 module of :mod:`topicmatch.bench` with ``run(out, repeat, quick, progress) -> Path``), ``bench
-all``, and ``bench pipeline`` (the Spark pipeline, :mod:`topicmatch.spark`'s benchmark).
+all``, and ``bench pipeline`` (the Spark pipeline's benchmark, which needs the ``spark`` extra:
+:mod:`topicmatch.bench.spark_pipeline` and :mod:`topicmatch.bench.spark_scale`).
 Other installed distributions add theirs through the entry point group ``topicmatch.bench``: a
 function ``add_bench_commands(subparsers)`` (the latency harness, ``topicmatch_latency``, adds
 ``latency``, ``commitlog`` and ``brokers``). Every runner imports its heavy dependencies when it
@@ -204,7 +205,8 @@ _PIPELINE_OUT = "out/bench/pipeline"
 
 def _add_pipeline(subparsers: Any) -> None:
     """``bench pipeline``: ``route`` against the naive regex cross join, on the same data (what it
-    measures, and how: :mod:`topicmatch.spark._bench_pipeline`)."""
+    measures, and how: :mod:`topicmatch.bench.spark_pipeline`, with ``--scale``
+    :mod:`topicmatch.bench.spark_scale`)."""
     parser = subparsers.add_parser(
         "pipeline",
         help="the Spark routing pipeline against the naive regex cross join",
@@ -246,6 +248,9 @@ def _run_pipeline(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, st
         raise UsageError("--repeat and --naive-repeat must be >= 1")
     if options.scale and options.out == Path(_PIPELINE_OUT):
         options.out = Path(_PIPELINE_OUT + "-scale")
-    return int(
-        importlib.import_module("topicmatch.spark.commands").run_bench_pipeline(options, stdout, stderr)
-    )
+    experiment = "topicmatch.bench.spark_scale" if options.scale else "topicmatch.bench.spark_pipeline"
+    code = int(importlib.import_module(experiment).run(options, stdout, stderr))
+    report = options.out / "report.md"
+    if options.quick and report.exists():
+        mark_quick(report)
+    return code

@@ -1,4 +1,4 @@
-"""The runners of ``topicmatch generate``, ``route`` and ``bench pipeline``.
+"""The runners of ``topicmatch generate`` and ``route``.
 
 :mod:`topicmatch.cli` declares the commands and imports this module (the spark layer's one
 module for the command line) only when one of them runs, once the ``spark`` extra is known to be
@@ -18,7 +18,6 @@ from typing import TextIO
 from pyspark.errors import PySparkException
 
 from .. import TopicMatchError
-from ..bench.report import mark_quick
 from ..support.commandline import UsageError, counted
 from ..support.pair_files import dialect_warning
 from ..support.progress import Progress
@@ -28,7 +27,7 @@ from ._pipeline import RouteJob, already_exists, run_batch
 from ._session import session
 from ._stream import StreamRouter
 
-__all__ = ["run_bench_pipeline", "run_generate", "run_route"]
+__all__ = ["run_generate", "run_route"]
 
 
 def run_generate(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
@@ -179,15 +178,3 @@ def run_route(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> in
         raise UsageError(str(error)) from None
     print(summary.text(), file=stdout)
     return 0
-
-
-def run_bench_pipeline(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    """``topicmatch bench pipeline``: the pipeline's experiment, or with ``--scale`` the fleet's."""
-    from . import _bench_pipeline, _bench_scale  # noqa: PLC0415 - only when it runs
-
-    experiment = _bench_scale if options.scale else _bench_pipeline
-    code = int(experiment.run(options, stdout, stderr))
-    report = options.out / "report.md"
-    if options.quick and report.exists():
-        mark_quick(report)
-    return code

@@ -47,16 +47,11 @@ import pyarrow.compute as pc  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]
 from pyspark.sql import SparkSession
 
-from topicmatch.bench.machine import machine_info
-
+from ..spark import Subscriptions, session
+from ..spark.bench_api import MESSAGE_SCHEMA, ROW_GROUP_ROWS, choose, payloads, route_cold, write
 from ..support.progress import Progress
-from ._bench_pipeline import CASES, _data
-from ._generate import MESSAGE_SCHEMA, ROW_GROUP_ROWS, _payloads
-from ._io import write
-from ._plan import choose
-from ._route import _route
-from ._session import session
-from ._subscriptions import Subscriptions
+from .machine import machine_info
+from .spark_pipeline import CASES, case_data
 
 __all__ = ["run"]
 
@@ -109,7 +104,7 @@ def run(options: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                 progress(f"{name}: {_line(results[-1])}")
     if not options.quick:  # the pipeline benchmark's data
         case = next(c for c in CASES if c.name == "1M x 1k")
-        messages, subscriptions = _data(out.parent / "pipeline", case)
+        messages, subscriptions = case_data(out.parent / "pipeline", case)
         for round_ in range(3):
             for plan in ("matcher", "split"):
                 progress(f"1M x 1k: plan {plan}, run {round_ + 1}/3")
@@ -240,7 +235,7 @@ def _written(
                 pa.array(offsets),
                 pa.array(1_704_067_200_000_000 + offsets * 1_000, pa.timestamp("us", tz="UTC")),
                 topic,
-                _payloads(rng, count, 20),
+                payloads(rng, count, 20),
             ],
             schema=MESSAGE_SCHEMA,
         )
@@ -263,16 +258,7 @@ def _run(
     chosen = choose(table, plan)
     read_s = time.perf_counter() - began
     messages = spark.read.parquet(str(messages_path))
-    deliveries = _route(
-        messages,
-        chosen.matcher,
-        "topic",
-        "subscriber",
-        1 << 20,
-        cache_token=os.urandom(6).hex(),
-        literal=chosen.literal,
-        shards=chosen.shards,
-    )
+    deliveries = route_cold(messages, chosen)
     write(deliveries, str(target), "parquet")
     seconds = time.perf_counter() - began
     sampler.stop()

@@ -24,7 +24,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from .. import Wildcard, make_dialect
-from ._subscriptions import Subscriptions
+from ..spark import Subscriptions
 
 __all__ = ["naive_route", "pattern_regex"]
 
