@@ -11,8 +11,9 @@ the publishes behind it and that delay is charged to them. A message that never 
 the time bound is recorded at its lower bound and counted as lost.
 
 **Throughput.** ``messages`` messages per size (100,000; 1 MB messages are capped at 1,000,
-i.e. 1 GiB, because 100,000 would be 98 GiB on a 24 GiB machine: :mod:`._logplan`) are published in pipelined
-batches of up to 4 MiB, each batch complete only when the server acknowledged every message.
+i.e. 1 GiB, because 100,000 would be 98 GiB on a 24 GiB machine: :mod:`._logplan`) are
+published in pipelined batches of up to 4 MiB, each batch complete only when the server
+acknowledged every message.
 Publisher throughput = messages / (last acknowledgement - first publish); subscriber throughput =
 messages / (last receipt - first publish), with the subscriber already attached.
 
