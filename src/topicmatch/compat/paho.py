@@ -1,8 +1,13 @@
-"""paho-mqtt's ``MQTTMatcher`` and ``topic_matches_sub`` with Mosquitto's semantics.
+"""paho-mqtt's ``MQTTMatcher`` and ``topic_matches_sub`` with Mosquitto's semantics, and its
+client's per-filter callbacks on them.
 
 Switch with one import::
 
     from topicmatch.compat.paho import MQTTMatcher, topic_matches_sub
+
+and a paho ``Client``'s ``message_callback_add`` with one call, :func:`install`::
+
+    topicmatch.compat.paho.install(client)
 
 The interface is paho's: ``m[filter] = value`` (``None`` stores nothing, as in paho),
 ``m[filter]`` and ``del m[filter]`` (``KeyError`` for a filter without a value) and
@@ -29,7 +34,7 @@ from typing import Any
 
 from .. import Matcher, TopicMatchError, make_dialect
 
-__all__ = ["MQTTMatcher", "topic_matches_sub"]
+__all__ = ["MQTTMatcher", "install", "topic_matches_sub"]
 
 _MQTT = make_dialect("mqtt")
 
@@ -92,3 +97,54 @@ def topic_matches_sub(sub: str, topic: str) -> bool:
         return _MQTT.matches(sub, topic)
     except TopicMatchError:
         return False
+
+
+class _CallbackMatcher(MQTTMatcher):
+    """The matcher of a client's callbacks (:func:`install`): a topic the mqtt dialect
+    refuses, which no filter matches, finds no callback (paho's network thread then calls
+    ``on_message``) instead of raising there."""
+
+    def iter_match(self, topic: str) -> Iterator[Any]:
+        try:
+            return super().iter_match(topic)
+        except TopicMatchError:
+            return iter(())
+
+
+def install(client: Any) -> None:
+    """Make the callbacks of a paho-mqtt ``Client`` (``message_callback_add``,
+    ``@client.topic_callback``) match with Mosquitto's rules: a callback added for a shared
+    subscription's ``$share/<group>/<filter>`` fires for the messages of ``<filter>`` (paho
+    matches it as a literal first level ``$share``, and the callback never fires: paho issue
+    #472); ``message_callback_add`` of an invalid filter (``a/#/b``) raises
+    :class:`~topicmatch.InvalidPatternError`, a ``ValueError`` as paho's own refusals. The
+    callbacks added before are kept (one of an invalid filter raises that error, and the
+    client is left as it was); installing twice changes nothing. Lookups use
+    :class:`MQTTMatcher`: O(the topic's levels), whatever the number of callbacks.
+
+    >>> from paho.mqtt.client import Client, CallbackAPIVersion
+    >>> client = Client(CallbackAPIVersion.VERSION2)
+    >>> install(client)
+    >>> client.message_callback_add("$share/workers/jobs/+", print)
+    """
+    with client._callback_mutex:  # the lock paho takes around the matcher
+        current = client._on_message_filtered
+        if isinstance(current, _CallbackMatcher):
+            return
+        matcher = _CallbackMatcher()
+        for sub, callback in _paho_callbacks(current):
+            matcher[sub] = callback
+        client._on_message_filtered = matcher
+
+
+def _paho_callbacks(matcher: Any) -> list[tuple[str, Any]]:
+    """The (filter, callback) pairs held in paho's own ``MQTTMatcher`` (its trie has no public
+    walk). O(the trie's nodes)."""
+    pairs: list[tuple[str, Any]] = []
+    stack: list[tuple[list[str], Any]] = [([], matcher._root)]
+    while stack:  # bounded: each node is pushed once
+        levels, node = stack.pop()
+        if levels and node._content is not None:
+            pairs.append(("/".join(levels), node._content))
+        stack.extend(([*levels, level], child) for level, child in node._children.items())
+    return pairs
