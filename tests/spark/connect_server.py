@@ -29,7 +29,7 @@ __all__ = ["ConnectServer"]
 class ConnectServer(Launched):
     """``with ConnectServer(workdir) as server:`` ... ``server.url`` is ``sc://127.0.0.1:PORT``."""
 
-    def __init__(self, workdir: Path, timeout: float = 120.0) -> None:
+    def __init__(self, workdir: Path, timeout: float = 300.0) -> None:
         self.workdir = workdir
         self.timeout = timeout
         self.port = _free_port()

@@ -88,7 +88,7 @@ class Launched:
 class Cluster(Launched):
     """``with Cluster(workdir, workers=2) as cluster:`` ... ``cluster.url`` is ``spark://127.0.0.1:PORT``."""
 
-    def __init__(self, workdir: Path, workers: int = 2, timeout: float = 90.0) -> None:
+    def __init__(self, workdir: Path, workers: int = 2, timeout: float = 300.0) -> None:
         self.workdir = workdir
         self.workers = workers
         self.timeout = timeout

@@ -167,7 +167,10 @@ class _Server:
     name = "broker"
     #: Key for :func:`missing_binaries`.
     binary_key = ""
-    start_timeout = 30.0
+    #: Seconds a start may take: a guard against a start that hangs, not a measure of speed (a
+    #: process that exits fails at once). Generous, so that a loaded machine (a JVM or an Erlang
+    #: VM booting beside a test suite and other work, load 20+ on 2 cores) does not fail a test.
+    start_timeout = 120.0
     stop_timeout = 15.0
     start_attempts = 3
 
@@ -445,7 +448,7 @@ class RabbitMQServer(_Server):
 
     name = "rabbitmq"
     binary_key = "rabbitmq"
-    start_timeout = 90.0
+    start_timeout = 300.0
     stop_timeout = 30.0
 
     def __init__(self, *, streams: bool = False, nodes: int = 1) -> None:
@@ -580,7 +583,7 @@ class ActiveMQServer(_Server):
 
     name = "activemq"
     binary_key = "activemq"
-    start_timeout = 60.0
+    start_timeout = 300.0
 
     def __init__(self) -> None:
         super().__init__()
