@@ -21,9 +21,16 @@ amqtt (Python's asyncio MQTT broker) is a good broker with four matching defects
    retained messages of *every* subscription of the broker to each connecting client; here only
    those of the client's own subscriptions.
 
+And one cost: after each SUBSCRIBE, amqtt formats its whole dict of subscriptions into a debug
+line, logged or not: O(all subscriptions) per packet, most of the time of 100,000 subscriptions
+arriving. Here that line names the number of filters. A SUBSCRIBE's filters (or a restored
+session's, through :meth:`Broker.add_subscriptions`) join the matcher in one
+:meth:`~topicmatch.Matcher.subscribe_many`.
+
 And ``$share/<group>/<filter>``, a literal filter to amqtt, is a shared subscription: each
-message goes to one member of each group (:class:`~topicmatch.SharedGroups`, round-robin by
-default, in Mosquitto's order), passing over a member that is away (amqtt keeps a disconnected
+message goes to one member of each group (round-robin by default, in Mosquitto's order; or
+random, hash of the topic, EMQX's hash of the publisher's client id, or EMQX's sticky:
+:class:`BrokerOptions`), passing over a member that is away (amqtt keeps a disconnected
 client's subscriptions until its session ends) unless all are; a shared subscription gets no
 retained messages (MQTT 5, 4.8.2).
 
@@ -51,6 +58,14 @@ Use it where you use amqtt's broker::
     broker = Broker(config)          # amqtt's configuration, unchanged
     await broker.start()
 
+or run it as amqtt's ``amqtt`` command is run, with the same options (:func:`main`)::
+
+    python -m topicmatch.compat.amqtt -c broker.yaml
+
+Its share policy and per-client limits (the number of subscriptions, a cost rule refusing
+filters such as ``#``) are options in the configuration (:class:`BrokerOptions`); a refused
+filter gets amqtt's SUBACK failure code (0x80: amqtt speaks MQTT 3.1.1, which has no other).
+
 amqtt's own ``subscriptions`` and ``retained_messages`` stay the truth that amqtt's plugins read
 and write (the persistence plugin restores retained messages into that dict): the index and
 the matcher follow them. Needs amqtt 0.12 (``pip install 'topicmatch[amqtt]'``); the tests run
@@ -62,7 +77,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,6 +100,7 @@ try:
     from amqtt.broker import Broker as AmqttBroker
     from amqtt.broker import RetainedApplicationMessage
     from amqtt.contexts import Action, BaseContext
+    from amqtt.events import BrokerEvents
     from amqtt.mqtt.constants import QOS_1, QOS_2
     from amqtt.plugins.base import BaseTopicPlugin
     from amqtt.session import Session
@@ -93,11 +109,13 @@ except ImportError as error:  # pragma: no cover - the extra's hint (tests/test_
         f"topicmatch.compat.amqtt needs amqtt: {install_hint('amqtt')}", name=error.name
     ) from error
 
-__all__ = ["Broker", "TopicACLPlugin"]
+from ._amqtt_options import SHARE_POLICIES, SHARED_GROUPS_POLICY, BrokerOptions, Limits, options_of
+
+__all__ = ["SHARE_POLICIES", "Broker", "BrokerOptions", "Limits", "TopicACLPlugin", "main"]
 
 _MQTT = make_dialect("mqtt")
 _FAILED = 0x80  # amqtt's SUBACK return code of a refused subscription
-_CHECKS_AT_ONCE = 256  # topic-plugin checks awaited together (Broker._may_receive)
+_CHECKS_AT_ONCE = 256  # topic-plugin checks awaited together (Broker._checked)
 
 
 class _RetainedMessages(dict[str, RetainedApplicationMessage]):
@@ -157,14 +175,20 @@ class _Subscriptions(dict[str, list[tuple[Session, int]]]):
     def __iter__(self) -> Iterator[str]:
         return iter(list(super().__iter__()))
 
+    def __repr__(self) -> str:
+        # amqtt logs repr(self._subscriptions) after every SUBSCRIBE, at debug level but
+        # formatted in any case: the whole dict was O(all subscriptions) per packet.
+        return f"<{len(self)} subscription filters>"
+
 
 class Broker(AmqttBroker):  # type: ignore[misc]
     """amqtt's ``Broker`` with topicmatch's routing (module docstring).
 
-    ``config``, ``loop`` and ``plugin_namespace`` are amqtt's; ``share_policy`` is the
-    :class:`~topicmatch.SharedGroups` policy of ``$share`` groups (``"round_robin"``,
-    ``"random"``, ``"hash"``). A SUBSCRIBE to a filter the mqtt dialect rejects (``a/#/b``,
-    ``$share/g``) is refused with amqtt's failure code, as amqtt refuses the ones it checks.
+    ``config``, ``loop`` and ``plugin_namespace`` are amqtt's; the share policy and the limits
+    are the :class:`BrokerOptions` in its ``plugins:`` (``share_policy``, if given, replaces
+    the policy there). A SUBSCRIBE to a filter the mqtt dialect rejects (``a/#/b``,
+    ``$share/g``, one with a NUL) is refused with amqtt's failure code, as amqtt refuses the
+    ones it checks, and so is one the limits refuse (:meth:`add_subscriptions`).
     Per publish: one lookup, O(the topic's words) on the matcher's DFA, plus the deliveries.
     Per client, the broker keeps one entry per subscription it holds, and nothing once its
     last subscription is gone.
@@ -176,13 +200,22 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         loop: asyncio.AbstractEventLoop | None = None,
         plugin_namespace: str | None = None,
         *,
-        share_policy: str = "round_robin",
+        share_policy: str | None = None,
     ) -> None:
         super().__init__(config, loop, plugin_namespace)
         self._retained_messages = _RetainedMessages()
         self._subscriptions = _Subscriptions()
         self._routes = Matcher[tuple[str, str]](dialect="mqtt")
-        self._shares = SharedGroups[str](share_policy)
+        options = options_of(self.plugins_manager.plugins, share_policy)
+        self.share_policy, self.limits = options.share_policy, options.limits
+        self._shares = SharedGroups[str](SHARED_GROUPS_POLICY[self.share_policy])
+        self._sticky: dict[ShareGroup, str] = {}  # sticky: each group's member while it is there
+        # amqtt turns topic filtering on for any plugins: section, topic plugin or not, and then
+        # checks every topic with none to ask (True): here a check runs only when one can answer.
+        plugins = self.plugins_manager.plugins
+        self._topic_checks = self.plugins_manager.is_topic_filtering_enabled() and any(
+            hasattr(plugin, "topic_filtering") for plugin in plugins
+        )
         # (client id, filter) -> (session, granted QoS) of each subscription, plain or shared,
         # and each client's filters: routing and unsubscribing never scan every subscription,
         # and a client's entries leave with its subscriptions.
@@ -192,6 +225,7 @@ class Broker(AmqttBroker):  # type: ignore[misc]
     def _forget_routes(self) -> None:
         self._routes = Matcher[tuple[str, str]](dialect="mqtt")
         self._shares = SharedGroups[str](self._shares.policy)
+        self._sticky.clear()
         self._granted.clear()
         self._filters_of.clear()
 
@@ -213,52 +247,125 @@ class Broker(AmqttBroker):  # type: ignore[misc]
 
     # -- subscriptions ----------------------------------------------------------------------
     async def add_subscription(self, subscription: tuple[str, int], session: Session) -> int:
-        topic_filter, _qos = subscription
-        try:
-            _MQTT.parse_pattern(topic_filter)
-        except InvalidPatternError:
-            return _FAILED
-        granted: int = await super().add_subscription(subscription, session)
-        key = (session.client_id, topic_filter)
-        if granted == _FAILED or key in self._granted:  # amqtt keeps the first grant too
-            return granted
-        self._granted[key] = (session, granted)
-        self._filters_of.setdefault(session.client_id, set()).add(topic_filter)
-        if topic_filter.startswith("$share/"):
-            self._routes.subscribe(topic_filter, self._shares.join(topic_filter, session.client_id))
-        else:
-            self._routes.subscribe(topic_filter, key)
-        return granted
+        """amqtt's entry for one subscription (its ``BrokerContext`` and plugins call it): the
+        code :meth:`add_subscriptions` gives it."""
+        (code,) = await self.add_subscriptions([subscription], session)
+        return code
+
+    async def add_subscriptions(
+        self, subscriptions: Sequence[tuple[str, int]], session: Session
+    ) -> list[int]:
+        """Subscribe ``session`` to each (filter, QoS) of one SUBSCRIBE packet, or of a session
+        being restored, and return their SUBACK codes in order: the QoS granted, or amqtt's
+        failure code 0x80 (MQTT 3.1.1; a refused filter changes nothing) for a filter
+
+        * the mqtt dialect rejects (amqtt's own check, and Mosquitto's rules: ``a/#/b``,
+          ``$share//x``, a NUL, more than 200 ``/``);
+        * the cost rule refuses (:meth:`Limits.refuses`);
+        * a topic plugin refuses (their SUBSCRIBE checks awaited together, as :meth:`_checked`);
+        * beyond the client's ``max_subscriptions`` (the packet's earlier filters count).
+
+        A filter the client holds already keeps its first grant (as amqtt) and answers the QoS
+        asked. The new routes join the matcher in one :meth:`~topicmatch.Matcher.subscribe_many`,
+        after the checks and with no await between the bookkeeping and it: O(filters) and one
+        change, not one per filter."""
+        limits, client = self.limits, session.client_id
+        valid = [
+            _valid(topic_filter) and not limits.refuses(topic_filter) for topic_filter, _qos in subscriptions
+        ]
+        pairs = [
+            (session, topic_filter)
+            for (topic_filter, _qos), ok in zip(subscriptions, valid, strict=True)
+            if ok
+        ]
+        allowed = iter(await self._checked(pairs, Action.SUBSCRIBE))
+        max_qos = getattr(self.config, "max_qos", None)  # amqtt's cap of the QoS (no field in 0.12)
+        held = self._filters_of.get(client, ())
+        room = len(held) if limits.max_subscriptions is None else limits.max_subscriptions - len(held)
+        codes: list[int] = []
+        routes: list[tuple[str, Any]] = []
+        for (topic_filter, asked), ok in zip(subscriptions, valid, strict=True):
+            qos = min(asked, max_qos) if isinstance(max_qos, int) else asked
+            key = (client, topic_filter)
+            if not (ok and next(allowed)):
+                codes.append(_FAILED)
+            elif key in self._granted:  # amqtt keeps the first grant and answers the QoS asked
+                codes.append(qos)
+            elif limits.max_subscriptions is not None and room <= 0:
+                codes.append(_FAILED)
+            else:
+                room -= 1
+                codes.append(qos)
+                entries = self._subscriptions.setdefault(topic_filter, [])
+                if all(other.client_id != client for other, _qos in entries):
+                    entries.append((session, qos))
+                self._granted[key] = (session, qos)
+                self._filters_of.setdefault(client, set()).add(topic_filter)
+                shared = topic_filter.startswith("$share/")
+                routes.append((topic_filter, self._shares.join(topic_filter, client) if shared else key))
+        self._routes.subscribe_many(routes)
+        return codes
+
+    async def _handle_subscription(
+        self, client_session: Session, handler: Any, subscribe_waiter: asyncio.Future[Any]
+    ) -> None:
+        """amqtt's handling of one SUBSCRIBE, its filters subscribed together
+        (:meth:`add_subscriptions`); then, as amqtt, the SUBACK, and for each granted filter the
+        CLIENT_SUBSCRIBED event and its retained messages."""
+        subscriptions = subscribe_waiter.result()
+        codes = await self.add_subscriptions(subscriptions.topics, client_session)
+        await handler.mqtt_acknowledge_subscription(subscriptions.packet_id, codes)
+        for (topic_filter, qos), code in zip(subscriptions.topics, codes, strict=True):
+            if code != _FAILED:
+                await self.plugins_manager.fire_event(
+                    BrokerEvents.CLIENT_SUBSCRIBED,
+                    client_id=client_session.client_id,
+                    topic=topic_filter,
+                    qos=qos,
+                )
+                await self._publish_retained_messages_for_subscription((topic_filter, qos), client_session)
 
     def _del_subscription(self, a_filter: str, session: Session) -> int:
-        """amqtt's removal of one subscription, and of everything kept for it: its entries
-        here, its route or its group membership, and amqtt's list of the filter once empty
-        (amqtt keeps an empty list per filter ever unsubscribed). O(the filter's words + the
-        group's members)."""
+        """amqtt's removal of one subscription, and of everything kept for it (:meth:`_forget`)."""
+        deleted, route = self._forget(a_filter, session)
+        if route is not None:
+            self._routes.unsubscribe(*route)
+        return deleted
+
+    def _forget(self, a_filter: str, session: Session) -> tuple[int, tuple[str, Any] | None]:
+        """amqtt's removal of one subscription, its entries here and its group membership, and
+        amqtt's list of the filter once empty (amqtt keeps an empty list per filter ever
+        unsubscribed); and the route to take out of the matcher, if one goes. O(the filter's
+        words + the group's members)."""
         deleted: int = super()._del_subscription(a_filter, session)
         if not self._subscriptions.get(a_filter, True):
             del self._subscriptions[a_filter]
         client = session.client_id
         if self._granted.pop((client, a_filter), None) is None:
-            return deleted
+            return deleted, None
         filters = self._filters_of[client]
         filters.discard(a_filter)
         if not filters:
             del self._filters_of[client]
         if a_filter.startswith("$share/"):
-            if self._shares.leave(a_filter, client):
-                self._routes.unsubscribe(a_filter, ShareGroup.of(a_filter))
-        else:
-            self._routes.unsubscribe(a_filter, (client, a_filter))
-        return deleted
+            group = ShareGroup.of(a_filter)
+            if self._sticky.get(group) == client:
+                del self._sticky[group]
+            empty = self._shares.leave(a_filter, client)
+            return deleted, (a_filter, ShareGroup.of(a_filter)) if empty else None
+        return deleted, (a_filter, (client, a_filter))
 
     async def _del_all_subscriptions(self, session: Session) -> None:
-        """The client's own subscriptions, not a scan of the broker's (amqtt scans them all).
-        amqtt calls it wherever a session ends: a clean session's CONNECT replacing the old
-        one (``_delete_session``), the session monitor ending a disconnected clean or anonymous
+        """The client's own subscriptions, not a scan of the broker's (amqtt scans them all),
+        their routes taken out in one :meth:`~topicmatch.Matcher.unsubscribe_many`. amqtt calls
+        it wherever a session ends: a clean session's CONNECT replacing the old one
+        (``_delete_session``), the session monitor ending a disconnected clean or anonymous
         session or an expired one, and shutdown (``_cleanup_session``)."""
-        for a_filter in sorted(self._filters_of.get(session.client_id, ())):
-            self._del_subscription(a_filter, session)
+        routes = [
+            self._forget(a_filter, session)[1]
+            for a_filter in sorted(self._filters_of.get(session.client_id, ()))
+        ]
+        self._routes.unsubscribe_many([route for route in routes if route is not None])
 
     def _matches(self, topic: str, a_filter: str) -> bool:
         """amqtt's one-pair check, with Mosquitto's rules (amqtt's tests call it); False for an
@@ -272,7 +379,7 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         The recipients (each plain subscription, and one member per shared group) are chosen
         before the first await, from one lookup: clients that subscribe, unsubscribe or leave
         while the deliveries await the topic plugins change no other delivery. Their RECEIVE
-        checks run together (:meth:`_may_receive`); a recipient whose subscription ended
+        checks run together (:meth:`_checked`); a recipient whose subscription ended
         meanwhile is skipped (:meth:`_deliver`)."""
         broadcast = await self._broadcast_queue.get()
         topic = broadcast["topic"]
@@ -282,31 +389,50 @@ class Broker(AmqttBroker):  # type: ignore[misc]
             self.logger.warning(f"not routed: invalid topic {topic!r}")
             return
         granted = self._granted
+        publisher = broadcast["session"].client_id if broadcast.get("session") is not None else ""
         recipients: list[tuple[tuple[str, str], Session, int]] = []
         for subscriber in found:
-            key = self._member_for(subscriber, topic) if type(subscriber) is ShareGroup else subscriber
+            if type(subscriber) is ShareGroup:
+                key = self._member_for(subscriber, topic, publisher)
+            else:
+                key = subscriber
             if key is not None:
                 session, qos = granted[key]
                 recipients.append((key, session, qos))
-        allowed = await self._may_receive([(session, topic) for _key, session, _qos in recipients])
+        allowed = await self._checked(
+            [(session, topic) for _key, session, _qos in recipients], Action.RECEIVE
+        )
         for (key, session, qos), ok in zip(recipients, allowed, strict=True):
             if ok:
                 await self._deliver(broadcast, key, session, qos, running_tasks)
 
-    def _member_for(self, group: ShareGroup, topic: str) -> tuple[str, str] | None:
-        """The subscription of the member of ``group`` that gets a message on ``topic``: the
-        policy's choice, or its next choices while the chosen member is away (amqtt keeps a
-        disconnected client's subscriptions until its session ends); if all are away, one more
-        choice (round-robin: the first choice, which then waits its turn again). O(members)."""
+    def _member_for(self, group: ShareGroup, topic: str, publisher: str) -> tuple[str, str] | None:
+        """The subscription of the member of ``group`` that gets a message on ``topic`` from
+        the client ``publisher``, by the share policy (:class:`BrokerOptions`): the sticky
+        member while it is there, else the policy's choice, a member that is away (amqtt keeps
+        a disconnected client's subscriptions until its session ends) passed over for the next
+        choice unless all are (the hash policies make one choice). O(members)."""
         share_filter = f"$share/{group.name}/{group.filter}"
-        for _ in range(len(self._shares.members(group)) + 1):
-            client = self._shares.choose(group, topic)
-            if client is None:
-                return None
-            key = (client, share_filter)
-            if self._granted[key][0].transitions.state == "connected":
-                return key
-        return key
+        granted, policy = self._granted, self.share_policy
+
+        def present(client: str) -> bool:
+            return bool(granted[(client, share_filter)][0].transitions.state == "connected")
+
+        held = self._sticky.get(group)
+        if held is not None and present(held):
+            return (held, share_filter)
+        probe = publisher if policy == "hash_clientid" else topic
+        tries = 1 if policy in ("hash", "hash_clientid") else len(self._shares.members(group)) + 1
+        client = None
+        for _ in range(tries):
+            client = self._shares.choose(group, probe)
+            if client is None or present(client):
+                break
+        if client is None:
+            return None
+        if policy == "sticky":
+            self._sticky[group] = client
+        return (client, share_filter)
 
     async def _deliver(
         self,
@@ -335,23 +461,24 @@ class Broker(AmqttBroker):  # type: ignore[misc]
                 asyncio.ensure_future(handler.mqtt_publish(topic, broadcast["data"], qos, retain=False))
             )
 
-    async def _may_receive(self, pairs: list[tuple[Session, str]]) -> list[bool]:
-        """The topic plugins' RECEIVE check of each (session, topic) pair, at most
+    async def _checked(self, pairs: list[tuple[Session, str]], action: Action) -> list[bool]:
+        """The topic plugins' check (RECEIVE of a topic, SUBSCRIBE of a filter) of each
+        (session, topic) pair, at most
         _CHECKS_AT_ONCE of them awaited together (not one event-loop turn per check, nor one
         task per pair alive at once for a broad subscription); all True, without an await, when
-        no topic plugin is on. A check that raises refuses its own pair (logged), not the
-        others."""
-        if not self.plugins_manager.is_topic_filtering_enabled():
+        no topic plugin is loaded or topic filtering is off. A check that raises refuses its own
+        pair (logged), not the others."""
+        if not self._topic_checks:
             return [True] * len(pairs)
         allowed: list[bool] = []
         for start in range(0, len(pairs), _CHECKS_AT_ONCE):
             chunk = pairs[start : start + _CHECKS_AT_ONCE]
-            checks = [self._topic_filtering(s, topic=t, action=Action.RECEIVE) for s, t in chunk]
+            checks = [self._topic_filtering(s, topic=t, action=action) for s, t in chunk]
             results = await asyncio.gather(*checks, return_exceptions=True)
             for (session, topic), result in zip(chunk, results, strict=True):
                 if isinstance(result, BaseException):
                     self.logger.warning(
-                        f"RECEIVE check of {topic!r} for {session.client_id!r} failed: {result!r}"
+                        f"{action.value} check of {topic!r} for {session.client_id!r} failed: {result!r}"
                     )
                 allowed.append(result is True)
         return allowed
@@ -378,7 +505,9 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         if topic_filter.startswith("$share/") or entry is None:
             return
         found = list(self._retained_messages.index.match(topic_filter).values())
-        checks = await self._may_receive([(session, retained.topic) for retained in found])
+        if not found:
+            return
+        checks = await self._checked([(session, retained.topic) for retained in found], Action.RECEIVE)
         allowed = [retained for retained, ok in zip(found, checks, strict=True) if ok]
         handler = self._handler_of(session)
         if handler is None or not allowed or self._granted.get(key) is not entry:
@@ -466,6 +595,14 @@ class TopicACLPlugin(BaseTopicPlugin):  # type: ignore[misc]
         return any(_topic_matches(filter_, topic) for filter_ in allowed)
 
 
+def _valid(topic_filter: str) -> bool:
+    try:
+        _MQTT.parse_pattern(topic_filter)
+    except InvalidPatternError:
+        return False
+    return True
+
+
 def _covers(allowed: str, requested: str) -> bool:
     try:
         return _MQTT.covers(allowed, requested)
@@ -478,3 +615,28 @@ def _topic_matches(allowed: str, topic: str) -> bool:
         return capture(allowed, topic, _MQTT) is not None
     except TopicMatchError:
         return False
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m topicmatch.compat.amqtt``: amqtt's own ``amqtt`` command, its options and
+    their parsing (``-c`` the configuration file, ``-d`` debug messages, ``--version``),
+    running this module's :class:`Broker`. Returns the command's exit code."""
+    from amqtt.scripts import broker_script  # noqa: PLC0415 - typer, only for the command
+
+    stock = broker_script.Broker
+    broker_script.Broker = Broker  # the command makes its broker by this module-level name
+    try:
+        broker_script.app(args=argv, prog_name="python -m topicmatch.compat.amqtt")
+    except SystemExit as exit_:
+        return exit_.code if isinstance(exit_.code, int) else 1
+    finally:
+        broker_script.Broker = stock
+    return 0
+
+
+if __name__ == "__main__":
+    # The module under its own name, not as __main__: a configuration names its plugins
+    # topicmatch.compat.amqtt.<class>, and that import must give the classes the broker uses.
+    from topicmatch.compat.amqtt import main as _main
+
+    raise SystemExit(_main())
