@@ -15,9 +15,6 @@ against itself without a cache and against the trie, and the copies' spread pool
 cells with the rounds it takes to resolve 0.03 (``--from``: this summary of a run already in OUT).
 
 Figures: docs/performance.md, "Method" (the A/A spread; raw results in docs/results/workloads-aa/).
-It swaps the matrix's contenders for its own in this process (the matrix takes none from
-outside): listed in tests/test_architecture.py until ``topicmatch bench workloads`` can be given
-its contenders.
 """
 
 from __future__ import annotations
@@ -26,22 +23,14 @@ import argparse
 import json
 import math
 import statistics
-from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from topicmatch.bench import workloads
-from topicmatch.bench.contenders import Contender, build
+from topicmatch.bench.contenders import AGAIN as COPY
 from topicmatch.bench.report import Progress
 
-COPY = "default, again"
 CONTENDERS = ("default", COPY, "default, no cache", "trie")
 ROWS = "distinct-10k,distinct-100k,unmatched,churn"
-
-
-def _build(
-    name: str, dialect: str, pairs: list[tuple[str, int]], space: Callable[[], Iterable[str]], budget: float
-) -> Contender:
-    return build("default" if name == COPY else name, dialect, pairs, space, budget)
 
 
 def summarise(results_json: Path) -> None:
@@ -78,11 +67,8 @@ def main() -> None:
     parser.add_argument("--from", dest="done", action="store_true", help="summarise the run already in OUT")
     args = parser.parse_args()
     if not args.done:
-        # The harness's contenders, for this process only: the matrix itself is not changed.
-        workloads.contenders_for = lambda dialect: CONTENDERS  # type: ignore[attr-defined]
-        workloads.build = _build  # type: ignore[attr-defined]
         rows = set(args.rows.split(","))
-        workloads.run(args.out, args.repeat, False, Progress("aa_workloads"), rows)
+        workloads.run(args.out, args.repeat, False, Progress("aa_workloads"), rows, contenders=CONTENDERS)
     summarise(args.out / "results.json")
 
 

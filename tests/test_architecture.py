@@ -227,12 +227,6 @@ SHARED = "_common"
 #: and why. The list only shrinks: a script that reaches more fails, and so does one that no
 #: longer needs what is listed for it, until it is taken off.
 NOT_YET_PUBLIC: dict[str, tuple[frozenset[str], str]] = {
-    "aa_workloads.py": (
-        frozenset(
-            {"patches topicmatch.bench.workloads.build", "patches topicmatch.bench.workloads.contenders_for"}
-        ),
-        "the matrix takes no contenders from outside; gone once `bench workloads` can be given them",
-    ),
     "compiled.py": (
         frozenset({"._index"}),
         "the trie's walk alone (docs/compiled.md, *trie walk*) has no public name",

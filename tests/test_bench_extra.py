@@ -26,6 +26,8 @@ import pytest
 import topicmatch
 from topicmatch.cli._bench import EXPERIMENTS
 
+from .test_architecture import _imports
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = Path(topicmatch.__file__).parent
 #: A "module:object" string, as entry points and the amqtt benchmark's table of brokers name them.
@@ -44,36 +46,14 @@ def _file_of(module: str) -> Path | None:
     return None
 
 
-def _named_in(path: Path, module: str) -> Iterator[str]:
-    """Every module ``path`` (the source of ``module``) may load when it runs; imports for type
-    checkers only (under ``if TYPE_CHECKING:``) left out."""
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    typing_only = {
-        id(inner)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
-        for inner in ast.walk(node)
-    }
-    for node in ast.walk(tree):
-        if id(node) in typing_only:
-            continue
-        if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*parts, *([node.module] if node.module else [])])
-            yield base
-            for alias in node.names:  # `from . import charts`: a module
-                if _file_of(f"{base}.{alias.name}"):
-                    yield f"{base}.{alias.name}"
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if ENTRY.fullmatch(node.value):  # "amqtt.broker:Broker"
-                yield node.value.partition(":")[0]
-            elif _file_of(node.value):  # "topicmatch.bench.amqtt_server", run with -m
-                yield node.value
+def _named_in(path: Path) -> Iterator[str]:
+    """Every module ``path`` may load when it runs: its imports as the architecture test reads
+    them (type-checking ones left out), and the modules it names in strings for others to load."""
+    for _line, module, _names in _imports(path, run_only=True):
+        yield module
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and ENTRY.fullmatch(node.value):
+            yield node.value.partition(":")[0]  # "amqtt.broker:Broker"
         elif (
             isinstance(node, ast.Call)
             and getattr(node.func, "attr", getattr(node.func, "id", "")) in ("import_module", "__import__")
@@ -97,7 +77,7 @@ def modules_loaded_by_the_experiments() -> tuple[set[str], set[str]]:
         path = _file_of(module)
         assert path is not None, module
         ours.add(module)
-        for named in _named_in(path, module):
+        for named in _named_in(path):
             if named.split(".")[0] == "topicmatch":
                 if _file_of(named):
                     todo.append(named)
@@ -132,7 +112,7 @@ def fresh_venv_imports(project: Path, scratch: Path, modules: list[str]) -> subp
     venv = scratch / "venv"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env.update(TOPICMATCH_PURE="1", MPLBACKEND="Agg")
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=900)
     python = str(venv / "bin" / "python")
     subprocess.run(
         [python, "-m", "pip", "install", "--quiet", f"{project}[bench]"], check=True, env=env, timeout=1500

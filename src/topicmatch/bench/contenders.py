@@ -19,7 +19,16 @@ from typing import Any, Protocol
 
 from .. import Matcher
 
-__all__ = ["ALGORITHMS", "MAX_BITMAP_PAIRS", "PEERS", "Contender", "NotBuilt", "build", "contenders_for"]
+__all__ = [
+    "AGAIN",
+    "ALGORITHMS",
+    "MAX_BITMAP_PAIRS",
+    "PEERS",
+    "Contender",
+    "NotBuilt",
+    "build",
+    "contenders_for",
+]
 
 #: topicmatch's contenders: the default (with and without its result cache) and the five algorithms.
 ALGORITHMS = (
@@ -31,6 +40,9 @@ ALGORITHMS = (
     "trie",
     "cstrie",
 )
+#: The A/A control: the default again, built the same way (in a process of its own, as every
+#: contender is). No row runs it unless asked (benchmarks/aa_workloads.py asks).
+AGAIN = "default, again"
 #: The inverted bitmap is built only when topic space x patterns stays below this (about a
 #: minute of matching patterns against topics at ~0.5 us a pair).
 MAX_BITMAP_PAIRS = 100_000_000
@@ -127,6 +139,8 @@ def build(
         options["topics"] = topics
     if name == "default, no cache":
         name, options["cache_size"] = "default", 0
+    if name == AGAIN:
+        name = "default"
     m = Matcher(name, dialect, **options)
     for start in range(0, len(pairs), _CHUNK):
         m.subscribe_many(pairs[start : start + _CHUNK])

@@ -61,7 +61,7 @@ from typing import Any, Final, Literal, NamedTuple
 from ..support.commandline import UsageError, counted
 from . import charts, shapes
 from .alone import Alone
-from .contenders import ALGORITHMS, PEERS, Contender, NotBuilt, build, contenders_for
+from .contenders import AGAIN, ALGORITHMS, PEERS, Contender, NotBuilt, build, contenders_for
 from .report import Progress, Report, fmt_int
 from .timing import median
 
@@ -139,6 +139,7 @@ class Row:
     notes: dict[str, str] = field(default_factory=dict)
     extra: dict[str, dict[str, Any]] = field(default_factory=dict)
     absent: dict[str, str] = field(default_factory=dict)  # phase -> why the row has no figure in it
+    contenders: tuple[str, ...] = ()  # its columns, in order (run's ``contenders``, or every one)
 
     @property
     def rates(self) -> dict[str, dict[str, float]]:
@@ -319,7 +320,7 @@ def _build_all(
     """Every contender of the row (``only`` these), each in a process of its own (:func:`_close`
     them)."""
     built: dict[str, Alone] = {}
-    for name in contenders_for(shape.dialect) if only is None else only:
+    for name in row.contenders if only is None else only:
         if name in skip:
             row.notes[name] = f"not run: {len(shape.pairs):,} subscriptions (see the subs-1M row)"
             continue
@@ -474,7 +475,13 @@ def _rates_over(
 
 
 def _lookup_row(
-    shape: shapes.Shape, title: str, sizes: Sizes, repeat: int, progress: Progress, large: bool = False
+    shape: shapes.Shape,
+    title: str,
+    sizes: Sizes,
+    repeat: int,
+    progress: Progress,
+    large: bool,
+    contenders: tuple[str, ...],
 ) -> list[Row]:
     """A row of lookups: early life, steady state, answers checked. ``large``: the large table,
     whose memory per subscription is measured and which rebuilds only :data:`REBUILT_AT_SCALE`
@@ -482,8 +489,8 @@ def _lookup_row(
     Steady state: round 0 warms up, then ``repeat`` rounds, on builds kept for every round where
     topics repeat, on builds of the round (warmed up on the same topics) where they are seen
     once."""
-    row = Row(shape.name, title, shape.dialect)
-    names = [n for n in contenders_for(shape.dialect) if not (n == "inverted_bitmap" and shape.once)]
+    row = Row(shape.name, title, shape.dialect, contenders=contenders)
+    names = [n for n in row.contenders if not (n == "inverted_bitmap" and shape.once)]
     if shape.once:
         row.notes["inverted_bitmap"] = _NEW_TOPICS
     rebuilt = [n for n in names if n in REBUILT_AT_SCALE or not large]
@@ -504,7 +511,12 @@ def _lookup_row(
     else:
         slices = [(0, count)] * (repeat + 1)
     budget = sizes.once_budget if shape.once else sizes.budget
-    again = Row(f"{shape.name} repeat", "the same table, topics looked up before", shape.dialect)
+    again = Row(
+        f"{shape.name} repeat",
+        "the same table, topics looked up before",
+        shape.dialect,
+        contenders=row.contenders,
+    )
     seen_before = f"no early life: {shape.name}'s builds, looking up again topics they have seen"
     again.absent.update({f"first {w:,}": seen_before for w in sizes.early})
     repeats = shape.once and shape.name.startswith("subs-")
@@ -652,13 +664,16 @@ def _churn_turn(
         s.times += times
 
 
-def _churn_row(shape: shapes.Shape, sizes: Sizes, repeat: int, progress: Progress) -> Row:
+def _churn_row(
+    shape: shapes.Shape, sizes: Sizes, repeat: int, progress: Progress, contenders: tuple[str, ...]
+) -> Row:
     row = Row(
         shape.name,
         f"{len(shape.pairs):,} subscriptions, {WRITE_RATE:,} subscribe/unsubscribe a second among lookups",
         shape.dialect,
+        contenders=contenders,
     )
-    names = list(contenders_for(shape.dialect))
+    names = list(row.contenders)
     # Early life: fresh contenders, each run whole in turn (as _early_life runs them), the
     # first writes of the list among their first lookups: the first early[0] lookups, then on
     # to early[1] at once.
@@ -741,7 +756,9 @@ def _burst_in(
     return before, rate, done, again
 
 
-def _burst_row(shape: shapes.Shape, sizes: Sizes, repeat: int, progress: Progress) -> Row:
+def _burst_row(
+    shape: shapes.Shape, sizes: Sizes, repeat: int, progress: Progress, contenders: tuple[str, ...]
+) -> Row:
     """Hot subjects until warm, a burst of new ones, the hot ones again: the rate of the first
     ``sizes.burst[3]`` lookups after the burst (every phase), and before it (steady column)."""
     _, hot_count, burst_count, after = sizes.burst
@@ -750,6 +767,7 @@ def _burst_row(shape: shapes.Shape, sizes: Sizes, repeat: int, progress: Progres
         f"{len(shape.pairs):,} subscriptions; {hot_count:,} hot subjects until warm, "
         f"{burst_count:,} new ones, then the first {after:,} lookups of the hot ones again",
         shape.dialect,
+        contenders=contenders,
     )
     # At a million subscriptions a lookup of the scans takes seconds, and their builds minutes.
     slow = ("naive", "inverted_bitmap", "optimized_bitmap") if len(shape.pairs) >= 1_000_000 else ()
@@ -842,18 +860,22 @@ def rows_of(sizes: Sizes, repeat: int) -> dict[str, RowSpec]:
     return rows
 
 
-def _matrix(sizes: Sizes, repeat: int, progress: Progress, only: set[str] | None) -> Iterator[Row]:
-    """The rows, each measured when reached (``only``: the names of the rows to run)."""
+def _matrix(
+    sizes: Sizes, repeat: int, progress: Progress, only: set[str] | None, contenders: tuple[str, ...]
+) -> Iterator[Row]:
+    """The rows, each measured when reached (``only``: the names of the rows to run;
+    ``contenders``: theirs, or if empty every contender of the row's dialect)."""
     for name, spec in rows_of(sizes, repeat).items():
         if only is not None and name not in only:
             continue
         shape = spec.make()
+        names = contenders or contenders_for(shape.dialect)
         if spec.kind == "churn":
-            yield _churn_row(shape, sizes, repeat, progress)
+            yield _churn_row(shape, sizes, repeat, progress, names)
         elif spec.kind == "burst":
-            yield _burst_row(shape, sizes, repeat, progress)
+            yield _burst_row(shape, sizes, repeat, progress, names)
         else:
-            yield from _lookup_row(shape, spec.title, sizes, repeat, progress, large=spec.kind == "large")
+            yield from _lookup_row(shape, spec.title, sizes, repeat, progress, spec.kind == "large", names)
 
 
 def _chart(rows: list[Row], phase: str) -> Any:
@@ -965,7 +987,7 @@ def _row_table(row: Row, phases: list[str]) -> tuple[list[str], list[list[str]]]
         head += ["hot lookups/s before the burst", "burst lookups/s"]
     lines = []
     rates = row.rates
-    for name in contenders_for(row.dialect):
+    for name in row.contenders:
         extra = row.extra.get(name, {})
         cells = [name, _build_cell(extra)]
         cells += [fmt_int(rates[p][name]) if name in rates.get(p, {}) else "-" for p in phases]
@@ -985,7 +1007,24 @@ def _row_table(row: Row, phases: list[str]) -> tuple[list[str], list[list[str]]]
     return [*head, "note"], lines
 
 
-def run(out: Path, repeat: int, quick: bool, progress: Progress, only: set[str] | None = None) -> Path:
+def run(
+    out: Path,
+    repeat: int,
+    quick: bool,
+    progress: Progress,
+    only: set[str] | None = None,
+    contenders: tuple[str, ...] = (),
+) -> Path:
+    """Run the matrix (``only``: these rows) and write its report; ``contenders``: the columns
+    of every row instead of all of its dialect's (:func:`.contenders.contenders_for`), such as
+    an A/A run's (with :data:`.contenders.AGAIN`), which must include the trie, the reference
+    every answer is checked against."""
+    unknown_contenders = sorted(set(contenders) - {*ALGORITHMS, *PEERS, AGAIN})
+    if unknown_contenders or (contenders and "trie" not in contenders):
+        raise UsageError(
+            f"contenders {', '.join(contenders)}: choose among {', '.join((*ALGORITHMS, *PEERS, AGAIN))}, "
+            "the trie among them (the reference every answer is checked against)"
+        )
     sizes = QUICK if quick else FULL
     known = list(rows_of(sizes, repeat))
     unknown = sorted((only or set()) - set(known))
@@ -1000,7 +1039,7 @@ def run(out: Path, repeat: int, quick: bool, progress: Progress, only: set[str] 
         quick=quick,
     )
     phases = _phases(sizes)
-    rows = list(_matrix(sizes, repeat, progress, only))
+    rows = list(_matrix(sizes, repeat, progress, only, contenders))
     report.text(__doc__ or "")
     headers, table = _summary(rows, phases)
     report.text(
