@@ -17,6 +17,8 @@ import pytest
 from pyspark.sql import SparkSession
 
 from topicmatch.cli import main
+from topicmatch.spark import Subscriptions
+from topicmatch.spark._generate import generate
 
 pytestmark = pytest.mark.spark
 
@@ -114,3 +116,27 @@ def test_a_log_without_one_usable_json_line_says_so(
         f"({lines} lines read)"
     ]
     assert not out.exists()
+
+
+def test_match_and_route_read_one_subscription_file_alike(tmp_path: Path) -> None:
+    """``match`` read TSV only, and refused generate's own subscriptions.parquet as "not UTF-8
+    text"; both commands now read a file through one reader: the same pairs, in every format."""
+    generated = generate(tmp_path / "gen", 50, 40, seed=3)
+    parquet = tmp_path / "gen" / "subscriptions.parquet"
+    table = pq.read_table(parquet).to_pylist()
+    (tmp_path / "s.jsonl").write_text("".join(json.dumps(row) + "\n" for row in table), encoding="utf-8")
+    (tmp_path / "s.csv").write_text(
+        "pattern,subscriber\n" + "".join(f"{r['pattern']},{r['subscriber']}\n" for r in table),
+        encoding="utf-8",
+    )
+    (tmp_path / "s.tsv").write_text("".join(f"{r['pattern']}\t{r['subscriber']}\n" for r in table))
+    topics = sorted(set(pq.read_table(tmp_path / "gen" / "messages").column("topic").to_pylist()))[:30]
+    assert generated.subscriptions == len(table)
+    for path in (parquet, tmp_path / "s.jsonl", tmp_path / "s.csv", tmp_path / "s.tsv"):
+        reference = Subscriptions.read(path).matcher()
+        code, text = run(["match", str(path), "--json", *topics])
+        assert code in (0, 1), (path, text)
+        found = {row["topic"]: row["subscribers"] for row in map(json.loads, text.splitlines())}
+        for topic, subscribers in found.items():
+            assert subscribers == sorted(str(s) for s in reference.lookup(topic)), (path, topic)
+        assert len(found) > 20

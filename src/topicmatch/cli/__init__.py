@@ -7,14 +7,23 @@ errors), so it is testable in-process. Errors print one line to stderr, never a 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TextIO
 
 from .. import ALGORITHMS, BUILD, DIALECTS, Matcher, TopicMatchError, __version__
-from ..support.commandline import UsageError
-from ..support.pair_files import LISTED, dialect_warning, invalid_patterns, read_pairs
+from ..support.commandline import UsageError, require_extra
+from ..support.pair_files import (
+    FORMATS_HELP,
+    LISTED,
+    dialect_warning,
+    invalid_patterns,
+    pair_format,
+    read_pair_file,
+    read_pairs,
+)
 from . import _bench, _pipeline
 from ._demo import run_demo
 
@@ -69,19 +78,20 @@ def _build_parser() -> argparse.ArgumentParser:
         "match",
         help="print the subscribers of topics",
         description=(
-            "Load subscriptions from a file (one 'pattern<TAB>subscriber' per line; blank lines are "
-            "skipped; an optional first line 'pattern<TAB>subscriber' is a header; a first line of "
-            "other column names, such as 'filter<TAB>client' or 'Topic<TAB>Queue', is refused, as it "
-            "would be read as a subscription: name the columns pattern<TAB>subscriber) and print the "
-            "subscribers of each topic, given as arguments or, without arguments, one per line on "
-            "standard input. Output: 'topic<TAB>subscribers' with the subscribers sorted and "
-            "separated by spaces, a backslash, tab, newline or carriage return in a topic or a "
-            "subscriber written as \\\\, \\t, \\n or \\r (so that no topic can forge a line); "
-            "or one JSON object per line with --json."
+            "Load subscriptions from a file and print the subscribers of each topic, given as "
+            "arguments or, without arguments, one per line on standard input. The file is read as "
+            "route reads it, its format from its name: "
+            + FORMATS_HELP
+            + ". Output: 'topic<TAB>subscribers' with the subscribers sorted and separated by "
+            "spaces, a backslash, tab, newline or carriage return in a topic or a subscriber written "
+            "as \\\\, \\t, \\n or \\r (so that no topic can forge a line); or one JSON object per "
+            "line with --json."
         ),
     )
     match.add_argument(
-        "subscriptions", metavar="SUBSCRIPTIONS", help="file of pattern<TAB>subscriber lines ('-' for stdin)"
+        "subscriptions",
+        metavar="SUBSCRIPTIONS",
+        help="subscription file (format from its name, above; '-': TSV on stdin)",
     )
     match.add_argument("topics", metavar="TOPIC", nargs="*", help="topics to look up (default: read stdin)")
     _add_matcher_options(match)
@@ -111,13 +121,38 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _read_subscriptions(lines: Iterable[str], source: str, matcher: Matcher) -> list[str]:
-    """Subscribe every pair of the file; return the patterns. A file with invalid patterns is one
-    :class:`UsageError` listing them (:func:`~topicmatch.support.pair_files.invalid_patterns`)."""
+def _read_subscriptions(
+    source: str, stdin: TextIO, options: argparse.Namespace, matcher: Matcher
+) -> list[str]:
+    """Subscribe every pair of the file ``source`` (``-``: TSV on ``stdin``), read as ``route``
+    reads it (:func:`~topicmatch.support.pair_files.pair_format`); return the patterns."""
+    if source == "-":
+        return _subscribe(read_pairs(stdin, "<stdin>", UsageError), "<stdin>", matcher)
+    fmt = pair_format(source, UsageError)
+    if fmt != "parquet":
+        return _subscribe(read_pair_file(source, UsageError, fmt), source, matcher)
+    # Parquet needs pyarrow: the spark extra's reader (Subscriptions.read, route's), without Spark.
+    require_extra("spark")
+    spark = importlib.import_module("topicmatch.spark")
+    try:
+        table = spark.Subscriptions.read(source, dialect=options.dialect, pedantic=options.pedantic)
+    except spark.SubscriptionsError as error:
+        raise UsageError(str(error)) from None
+    patterns = []
+    for pattern, subscriber in table.pairs():
+        matcher.subscribe(pattern, subscriber)
+        patterns.append(pattern)
+    return patterns
+
+
+def _subscribe(rows: Iterable[tuple[int, str, str | int]], source: str, matcher: Matcher) -> list[str]:
+    """Subscribe every (line, pattern, subscriber) of ``source``; return the patterns. A file with
+    invalid patterns is one :class:`UsageError` listing them
+    (:func:`~topicmatch.support.pair_files.invalid_patterns`)."""
     patterns: list[str] = []
     invalid: list[str] = []
     count = 0
-    for number, pattern, subscriber in read_pairs(lines, source, UsageError):
+    for number, pattern, subscriber in rows:
         try:
             matcher.subscribe(pattern, subscriber)
         except TopicMatchError as error:
@@ -145,18 +180,9 @@ def _run_match(options: argparse.Namespace, stdin: TextIO, stdout: TextIO, stder
     except TopicMatchError as error:
         raise UsageError(str(error)) from None
     source = options.subscriptions
-    if source == "-":
-        if not options.topics:
-            raise UsageError("subscriptions from stdin need the topics as arguments")
-        patterns = _read_subscriptions(stdin, "<stdin>", matcher)
-    else:
-        try:
-            with open(source, encoding="utf-8") as handle:
-                patterns = _read_subscriptions(handle, source, matcher)
-        except OSError as error:
-            raise UsageError(f"cannot read {source}: {error.strerror}") from None
-        except UnicodeDecodeError:
-            raise UsageError(f"{source} is not UTF-8 text") from None
+    if source == "-" and not options.topics:
+        raise UsageError("subscriptions from stdin need the topics as arguments")
+    patterns = _read_subscriptions(source, stdin, options, matcher)
     if not patterns:
         print(f"topicmatch: warning: {source} holds no subscription: every topic matches nobody", file=stderr)
     warning = dialect_warning(patterns, options.dialect)

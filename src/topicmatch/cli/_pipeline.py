@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from .. import DIALECTS
 from ..support.commandline import require_extra
+from ..support.pair_files import FORMATS_HELP
 
 __all__ = ["add_commands"]
 
@@ -75,11 +76,7 @@ def add_commands(commands: Any) -> None:
         "--subscriptions",
         required=True,
         metavar="PATH",
-        help="subscriptions, the format from the name's ending: .parquet (or a directory of it), .csv "
-        "(with its header: pattern,subscriber), .json, .jsonl or .ndjson (JSON lines), .tsv or .txt "
-        "(pattern<TAB>subscriber, an optional header of those two names; a first line of other column "
-        "names, such as filter<TAB>client, is refused rather than read as a subscription); another "
-        "ending is refused",
+        help="subscriptions (as match reads them), the format from the name: " + FORMATS_HELP,
     )
     route.add_argument("--out", required=True, metavar="DIR", help="output directory")
     route.add_argument(

@@ -276,7 +276,7 @@ def read_messages(
     with the schema of :func:`_text_schema`, so its columns come in the file's order, integers
     as ``bigint`` and timestamps as ``timestamp``, as in the Parquet that ``generate`` writes.
     CSV: an empty topic is the empty topic (CSV has no null: Spark's null there is an empty
-    field, which for AMQP is the valid zero-word key). JSON: lines end at ``\n`` only
+    field, which for AMQP is the valid zero-word key). JSON: lines end at ``\\n`` only
     (:data:`_JSON_LINES`); a log of which no line is valid JSON with the topic field is refused
     with one :class:`MessagesError` naming the file and how many lines it has, rather than read
     as a table of Spark's corrupt-record column alone.

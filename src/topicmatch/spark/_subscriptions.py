@@ -15,7 +15,6 @@ matcher, and the streaming summary names the version that routed each batch.
 from __future__ import annotations
 
 import hashlib
-import json
 import pickle
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -28,25 +27,14 @@ import pyarrow.compute as pc  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]
 
 from .. import InvalidPatternError, Matcher, make_dialect
-from ..support.pair_files import LISTED, read_pairs
+from ..support.pair_files import LISTED, pair_format, read_pair_file
 from ._errors import InvalidSubscriptionError, SubscriptionsError
 from ._levels import plain_mask
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["FORMATS", "Skipped", "Subscriptions", "fingerprint"]
-
-#: File formats of a subscription table, by file name ending; a directory is read as Parquet.
-FORMATS = {
-    ".parquet": "parquet",
-    ".tsv": "tsv",
-    ".txt": "tsv",
-    ".csv": "csv",
-    ".json": "json",
-    ".jsonl": "json",
-    ".ndjson": "json",
-}
+__all__ = ["Skipped", "Subscriptions", "fingerprint"]
 
 #: (where, pattern, reason) of a pattern left out with ``skip_invalid=True``
 Skipped = tuple[str, str, str]
@@ -212,47 +200,34 @@ class Subscriptions:
 
     @classmethod
     def read(cls, path: str | Path, **options: Any) -> Subscriptions:
-        """Read a file (Parquet, CSV, JSON lines, or TSV as ``topicmatch match`` reads it).
+        """Read a subscription file as ``topicmatch match`` and ``route`` both read it.
 
-        The format comes from the name's ending (:data:`FORMATS`); a directory is Parquet. Errors
-        name the file and line (text formats) or the row (Parquet).
+        The format comes from the name (:func:`~topicmatch.support.pair_files.pair_format`:
+        Parquet, CSV, JSON lines or TSV; a directory is Parquet, a name without an ending TSV);
+        the text formats follow :mod:`topicmatch.support.pair_files`' one rule. Errors name the
+        file and line (text formats) or the row (Parquet).
         """
-        path = Path(path)
         name = str(path)
         options.setdefault("source", name)
-        if not path.exists():
-            raise SubscriptionsError(f"cannot read subscriptions {name}: no such file or directory")
-        fmt = "parquet" if path.is_dir() else FORMATS.get(path.suffix.lower())
-        if fmt is None:
-            known = ", ".join(sorted(FORMATS))
-            raise SubscriptionsError(f"cannot tell the format of {name}: name it with one of {known}")
+        fmt = pair_format(path, SubscriptionsError)
+        if fmt != "parquet":
+            rows = read_pair_file(path, SubscriptionsError, fmt)
+            lines = [line for line, _, _ in rows]
+            options.setdefault("where", lambda i: f"{name}:{lines[i]}")
+            patterns = pa.array([pattern for _, pattern, _ in rows], pa.string())
+            return cls.from_arrow(patterns, pa.array([subscriber for *_, subscriber in rows]), **options)
         try:
-            if fmt == "parquet":
-                table = pq.read_table(path)
-                missing = [c for c in ("pattern", "subscriber") if c not in table.column_names]
-                if missing:
-                    raise SubscriptionsError(
-                        f"{name} has no column {', '.join(map(repr, missing))} "
-                        f"(columns: {', '.join(table.column_names)})"
-                    )
-                options.setdefault("where", lambda i: f"{name}: row {i + 1}")
-                return cls.from_arrow(table.column("pattern"), table.column("subscriber"), **options)
-            with path.open(encoding="utf-8", newline="") as handle:
-                lines, patterns, subscribers = [], [], []
-                for line, pattern, subscriber in _TEXT_READERS[fmt](handle, name):
-                    lines.append(line)
-                    patterns.append(pattern)
-                    subscribers.append(subscriber)
+            table = pq.read_table(path)
         except (OSError, pa.ArrowException) as error:
-            raise SubscriptionsError(f"cannot read subscriptions {name}: {_first_line(error)}") from None
-        except UnicodeDecodeError:
-            raise SubscriptionsError(f"{name} is not UTF-8 text") from None
-        try:
-            values = pa.array(subscribers)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            raise SubscriptionsError(f"{name}: subscribers must all be strings or all integers") from None
-        options.setdefault("where", lambda i: f"{name}:{lines[i]}")
-        return cls.from_arrow(pa.array(patterns, pa.string()), values, **options)
+            raise SubscriptionsError(f"cannot read {name}: {_first_line(error)}") from None
+        missing = [c for c in ("pattern", "subscriber") if c not in table.column_names]
+        if missing:
+            raise SubscriptionsError(
+                f"{name} has no column {', '.join(map(repr, missing))} "
+                f"(columns: {', '.join(table.column_names)})"
+            )
+        options.setdefault("where", lambda i: f"{name}: row {i + 1}")
+        return cls.from_arrow(table.column("pattern"), table.column("subscriber"), **options)
 
     # -- using -----------------------------------------------------------------------------
     def plain_rows(self) -> BoolArray:
@@ -263,15 +238,20 @@ class Subscriptions:
             self._plain = plain_mask(pa.array(self.patterns, pa.string()), make_dialect(self.dialect))
         return self._plain
 
+    def pairs(self) -> Iterator[tuple[str, Any]]:
+        """The (pattern, subscriber) pairs kept, in the table's order, subscribers by value."""
+        values = self.subscribers.to_pylist()
+        for pattern, sid in zip(self.patterns, self.subscriber_ids.tolist(), strict=True):
+            yield pattern, values[sid]
+
     def matcher(self) -> Matcher:
         """A pure-Python :class:`~topicmatch.Matcher` of these pairs, subscribers by value.
 
         The reference the pipeline is tested against; not used by the pipeline itself.
         """
         matcher = Matcher(dialect=self.dialect, pedantic=self.pedantic)
-        values = self.subscribers.to_pylist()
-        for pattern, sid in zip(self.patterns, self.subscriber_ids.tolist(), strict=True):
-            matcher.subscribe(pattern, values[sid])
+        for pattern, subscriber in self.pairs():
+            matcher.subscribe(pattern, subscriber)
         return matcher
 
     def payload(self) -> bytes:
@@ -324,33 +304,3 @@ def _check(dialect: Any, pattern: str) -> str | None:
 def _first_line(error: BaseException) -> str:
     text = str(getattr(error, "strerror", None) or error)
     return text.strip().splitlines()[0] if text.strip() else type(error).__name__
-
-
-def _read_tsv(handle: Iterable[str], name: str) -> Iterator[tuple[int, str | None, Any]]:
-    return read_pairs(handle, name, SubscriptionsError)
-
-
-def _read_csv(handle: Iterable[str], name: str) -> Iterator[tuple[int, str | None, Any]]:
-    return read_pairs(handle, name, SubscriptionsError, csv_format=True)
-
-
-def _read_json(handle: Iterable[str], name: str) -> Iterator[tuple[int, str | None, Any]]:
-    for number, line in enumerate(handle, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise SubscriptionsError(f"{name}:{number}: not JSON: {error.msg}") from None
-        if not isinstance(row, dict) or "pattern" not in row or "subscriber" not in row:
-            raise SubscriptionsError(f"{name}:{number}: expected an object with 'pattern' and 'subscriber'")
-        if not isinstance(row["pattern"], str) and row["pattern"] is not None:
-            raise SubscriptionsError(f"{name}:{number}: the pattern must be a string")
-        yield number, row["pattern"], row["subscriber"]
-
-
-_TEXT_READERS: dict[str, Callable[[Iterable[str], str], Iterator[tuple[int, str | None, Any]]]] = {
-    "tsv": _read_tsv,
-    "csv": _read_csv,
-    "json": _read_json,
-}

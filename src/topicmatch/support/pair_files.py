@@ -1,7 +1,15 @@
-"""Subscription files as text, TSV or CSV, read by one rule (``topicmatch match`` and ``route``),
-and the two checks both commands make of the patterns they read.
+"""Subscription files, read by one rule for ``topicmatch match`` and ``route``, and the two checks
+both commands make of the patterns they read.
 
-The rule, for both formats:
+The format comes from the file's name (:func:`pair_format`): a directory or a name ending in
+``.parquet`` is Parquet; ``.tsv`` or ``.txt`` TSV; ``.csv`` CSV; ``.json``, ``.jsonl`` or
+``.ndjson`` JSON lines; a name without an ending (``subs``, a pipe such as ``/dev/stdin``) TSV;
+another ending is refused. :func:`read_pair_file` reads the text formats; Parquet needs pyarrow,
+which this package does not import: ``topicmatch.spark.Subscriptions.read`` reads it, for both
+commands (``match`` only then imports the ``spark`` extra, which ``generate``, the writer of
+such files, needs too).
+
+The rule of the text formats:
 
 * One (pattern, subscriber) pair per line: fields separated by a tab (TSV: a field cannot hold
   a tab, and nothing is quoted) or a comma (CSV, with CSV's double quotes around a field that
@@ -17,6 +25,9 @@ The rule, for both formats:
   would deliver the topic "filter" to a subscriber "client", and skipped as a header, its
   columns could be in either order. The error says what to do: name the columns
   ``pattern<TAB>subscriber``, after which such a line is read as a pair like any other.
+* JSON lines: one object per line with the keys ``pattern`` (a string) and ``subscriber`` (a
+  string or an integer, the same kind on every line); other keys are ignored, blank lines
+  skipped. The file is read as UTF-8 and split at ``\\n`` only (a ``\\r`` is JSON white space).
 * An empty subscriber, or a pattern or subscriber that starts or ends with whitespace, is an
   error: such a line would silently match nothing, or deliver to a name nobody uses. (An empty
   pattern is the dialect's to judge: AMQP's matches the empty routing key.) Every error names
@@ -31,11 +42,160 @@ from __future__ import annotations
 
 import csv
 import itertools
+import json
+import os
 from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 
 from .commandline import counted
 
-__all__ = ["COLUMN_NAMES", "HEADERS", "LISTED", "dialect_warning", "invalid_patterns", "read_pairs"]
+__all__ = [
+    "COLUMN_NAMES",
+    "FORMATS",
+    "FORMATS_HELP",
+    "HEADERS",
+    "LISTED",
+    "dialect_warning",
+    "invalid_patterns",
+    "pair_format",
+    "read_json_pairs",
+    "read_pair_file",
+    "read_pairs",
+]
+
+#: The formats of a subscription file, by the name's ending (:func:`pair_format`).
+FORMATS = {
+    ".parquet": "parquet",
+    ".tsv": "tsv",
+    ".txt": "tsv",
+    ".csv": "csv",
+    ".json": "json",
+    ".jsonl": "json",
+    ".ndjson": "json",
+}
+#: :func:`pair_format`'s rule, as the help of ``match`` and ``route`` says it.
+FORMATS_HELP = (
+    ".tsv or .txt, or no ending (one pattern<TAB>subscriber per line, blank lines skipped, an "
+    "optional first line pattern<TAB>subscriber a header; a first line of other column names, such "
+    "as 'filter<TAB>client' or 'Topic<TAB>Queue', is refused, as it would be read as a subscription: "
+    "name the columns pattern<TAB>subscriber), .csv (with its header: pattern,subscriber), .json, "
+    '.jsonl or .ndjson (JSON lines: {"pattern": ..., "subscriber": ...}), .parquet or a directory '
+    "(columns pattern and subscriber; needs the spark extra); another ending is refused"
+)
+
+
+def pair_format(path: str | os.PathLike[str], error: type[Exception]) -> str:
+    """The format of the subscription file at ``path``, from its name (module docstring); a
+    missing file, or an ending not in :data:`FORMATS`, raises ``error``.
+
+    >>> pair_format("/dev/stdin", ValueError)
+    'tsv'
+    >>> pair_format("/no/subs.xml", ValueError)
+    Traceback (most recent call last):
+    ...
+    ValueError: cannot read /no/subs.xml: no such file or directory
+    """
+    path = Path(path)
+    if not path.exists():
+        raise error(f"cannot read {path}: no such file or directory")
+    if path.is_dir():
+        return "parquet"
+    suffix = path.suffix.lower()
+    if not suffix:
+        return "tsv"
+    if suffix not in FORMATS:
+        known = ", ".join(sorted(FORMATS))
+        raise error(
+            f"cannot tell the format of {path}: name it with one of {known} (a directory is "
+            "Parquet, a name without an ending TSV)"
+        )
+    return FORMATS[suffix]
+
+
+def read_pair_file(
+    path: str | os.PathLike[str], error: type[Exception], fmt: str | None = None
+) -> list[tuple[int, str, str | int]]:
+    """(line number, pattern, subscriber) of every pair of the text subscription file at
+    ``path``, in format ``fmt`` (default :func:`pair_format`'s): TSV and CSV by
+    :func:`read_pairs`, JSON lines by :func:`read_json_pairs`. A missing or unreadable file, one
+    that is not UTF-8, a Parquet one (:func:`pair_format`) or a line that breaks the rule raises
+    ``error``, naming the file. O(the file's size).
+    """
+    name = str(path)
+    fmt = fmt or pair_format(path, error)
+    if fmt == "parquet":
+        raise error(f"{name} is Parquet: read it with topicmatch.spark.Subscriptions.read")
+    try:
+        # newline="": the readers split lines themselves (csv, and JSON at "\n" only)
+        with open(path, encoding="utf-8", newline="") as handle:
+            if fmt == "json":
+                return list(read_json_pairs(handle, name, error))
+            return list(read_pairs(handle, name, error, csv_format=fmt == "csv"))
+    except OSError as failure:
+        raise error(f"cannot read {name}: {failure.strerror or failure}") from None
+    except UnicodeDecodeError:
+        raise error(f"{name} is not UTF-8 text") from None
+
+
+def read_json_pairs(
+    lines: Iterable[str], source: str, error: type[Exception]
+) -> Iterator[tuple[int, str, str | int]]:
+    r"""(line number, pattern, subscriber) per JSON line; a line that breaks the rule raises
+    ``error``. ``lines`` as a file opened with ``newline=""`` gives them: each ends at ``\n``.
+
+    >>> lines = ['{"pattern": "a.*", "subscriber": 7, "note": 1}\n', "\n"]
+    >>> list(read_json_pairs(lines, "s.jsonl", ValueError))
+    [(1, 'a.*', 7)]
+    >>> lines = ['{"pattern": "a", "subscriber": 1}\n', '{"pattern": "b", "subscriber": "x"}\n']
+    >>> list(read_json_pairs(lines, "s.jsonl", ValueError))
+    Traceback (most recent call last):
+    ...
+    ValueError: s.jsonl:2: the subscriber 'x' is a string where line 1's is an integer: all must be one kind
+    """
+    first: tuple[int, type] | None = None  # the first pair's line, and its subscriber's kind
+    for number, text in enumerate(_json_lines(lines), 1):
+        if not text.strip():
+            continue
+        where = f"{source}:{number}"
+        try:
+            row = json.loads(text)
+        except json.JSONDecodeError as failure:
+            raise error(f"{where}: not JSON: {failure.msg}") from None
+        if not isinstance(row, dict) or "pattern" not in row or "subscriber" not in row:
+            raise error(f"{where}: expected an object with 'pattern' and 'subscriber'")
+        pattern, subscriber = row["pattern"], row["subscriber"]
+        if not isinstance(pattern, str):
+            raise error(f"{where}: the pattern must be a string, not {json.dumps(pattern)}")
+        if isinstance(subscriber, bool) or not isinstance(subscriber, str | int):
+            raise error(
+                f"{where}: the subscriber must be a string or an integer, not {json.dumps(subscriber)}"
+            )
+        kind = type(subscriber)
+        if first is None:
+            first = (number, kind)
+        elif kind is not first[1]:
+            kinds = {str: "a string", int: "an integer"}
+            raise error(
+                f"{where}: the subscriber {subscriber!r} is {kinds[kind]} where line {first[0]}'s is "
+                f"{kinds[first[1]]}: all must be one kind"
+            )
+        if isinstance(subscriber, str):
+            _check_fields(where, pattern, subscriber, error)
+        yield number, pattern, subscriber
+
+
+def _json_lines(lines: Iterable[str]) -> Iterator[str]:
+    r"""``lines`` split at ``\n`` only: a file opened with ``newline=""`` also ends a line at a
+    lone ``\r``, which JSON lines do not (``\r`` is white space in JSON)."""
+    pending = ""
+    for chunk in lines:
+        pending += chunk
+        if pending.endswith("\n"):
+            yield pending
+            pending = ""
+    if pending:
+        yield pending
+
 
 #: The headers a subscription file may start with, one per text format.
 HEADERS = {"csv": "pattern,subscriber", "tsv": "pattern<TAB>subscriber"}
@@ -115,12 +275,17 @@ def read_pairs(
             expected = f"{width} fields, as the header" if width != 2 else f"2 fields ({layout})"
             raise error(f"{where}: expected {expected}, found {len(row)}")
         pattern, subscriber = row[p], row[s]
-        if not subscriber:
-            raise error(f"{where}: the subscriber is empty")
-        for what, value in (("pattern", pattern), ("subscriber", subscriber)):
-            if value != value.strip():
-                raise error(f"{where}: the {what} {value!r} starts or ends with whitespace")
+        _check_fields(where, pattern, subscriber, error)
         yield reader.line_num, pattern, subscriber
+
+
+def _check_fields(where: str, pattern: str, subscriber: str, error: type[Exception]) -> None:
+    """Raise ``error`` for an empty subscriber, or a pattern or subscriber with whitespace around."""
+    if not subscriber:
+        raise error(f"{where}: the subscriber is empty")
+    for what, value in (("pattern", pattern), ("subscriber", subscriber)):
+        if value != value.strip():
+            raise error(f"{where}: the {what} {value!r} starts or ends with whitespace")
 
 
 def _folded(field: str) -> str:
