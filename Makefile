@@ -25,15 +25,14 @@ TEST_PYTHONS = bash scripts/test-pythons.sh --main $(if $(wildcard $(PY)),$(PY),
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-# The venv holds every extra (EXTRAS: pyproject.toml's, read when the venv is made) and the dev
-# tools (the dependency group `dev`, which `pip install --group` reads from pip 25.1 on; the pip a
-# new venv comes with may be older).
-EXTRAS = $(shell $(PYTHON) scripts/extras.py)
+# The venv holds every extra (scripts/extras.py reads them from pyproject.toml) and the dev tools
+# (the dependency group `dev`, which `pip install --group` reads from pip 25.1 on; the pip a new
+# venv comes with may be older).
 $(STAMP): pyproject.toml latency/pyproject.toml setup.py $(SOURCE)
 	@bash scripts/check-prerequisites.sh $(PYTHON) venv
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet 'pip>=25.1'
-	$(PY) -m pip install --quiet -e '.[$(EXTRAS)]' --group dev -e './latency[spark]'
+	$(PY) -m pip install --quiet -e ".[$$($(PY) scripts/extras.py)]" --group dev -e './latency[spark]'
 	touch $(STAMP)
 
 venv: $(STAMP)  ## create the virtual environment: the matching library (its core compiled) with every extra, the latency harness, dev tools
