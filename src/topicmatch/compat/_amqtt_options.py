@@ -88,6 +88,8 @@ class Limits:
         >>> Limits(min_literal_levels=1).refuses("#"), Limits(min_literal_levels=1).refuses("a/#")
         (True, False)
         """
+        if not self.min_literal_levels:
+            return False
         if topic_filter.startswith("$share/"):
             topic_filter = ShareGroup.of(topic_filter).filter
         levels = topic_filter.split("/", self.min_literal_levels)[: self.min_literal_levels]

@@ -212,9 +212,8 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         self._sticky: dict[ShareGroup, str] = {}  # sticky: each group's member while it is there
         # amqtt turns topic filtering on for any plugins: section, topic plugin or not, and then
         # checks every topic with none to ask (True): here a check runs only when one can answer.
-        plugins = self.plugins_manager.plugins
         self._topic_checks = self.plugins_manager.is_topic_filtering_enabled() and any(
-            hasattr(plugin, "topic_filtering") for plugin in plugins
+            hasattr(plugin, "topic_filtering") for plugin in self.plugins_manager.plugins
         )
         # (client id, filter) -> (session, granted QoS) of each subscription, plain or shared,
         # and each client's filters: routing and unsubscribing never scan every subscription,
@@ -281,7 +280,9 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         allowed = iter(await self._checked(pairs, Action.SUBSCRIBE))
         max_qos = getattr(self.config, "max_qos", None)  # amqtt's cap of the QoS (no field in 0.12)
         held = self._filters_of.get(client, ())
-        room = len(held) if limits.max_subscriptions is None else limits.max_subscriptions - len(held)
+        room = (
+            len(subscriptions) if limits.max_subscriptions is None else limits.max_subscriptions - len(held)
+        )
         codes: list[int] = []
         routes: list[tuple[str, Any]] = []
         for (topic_filter, asked), ok in zip(subscriptions, valid, strict=True):
@@ -291,7 +292,7 @@ class Broker(AmqttBroker):  # type: ignore[misc]
                 codes.append(_FAILED)
             elif key in self._granted:  # amqtt keeps the first grant and answers the QoS asked
                 codes.append(qos)
-            elif limits.max_subscriptions is not None and room <= 0:
+            elif room <= 0:
                 codes.append(_FAILED)
             else:
                 room -= 1
@@ -352,7 +353,7 @@ class Broker(AmqttBroker):  # type: ignore[misc]
             if self._sticky.get(group) == client:
                 del self._sticky[group]
             empty = self._shares.leave(a_filter, client)
-            return deleted, (a_filter, ShareGroup.of(a_filter)) if empty else None
+            return deleted, (a_filter, group) if empty else None
         return deleted, (a_filter, (client, a_filter))
 
     async def _del_all_subscriptions(self, session: Session) -> None:
@@ -463,9 +464,9 @@ class Broker(AmqttBroker):  # type: ignore[misc]
 
     async def _checked(self, pairs: list[tuple[Session, str]], action: Action) -> list[bool]:
         """The topic plugins' check (RECEIVE of a topic, SUBSCRIBE of a filter) of each
-        (session, topic) pair, at most
-        _CHECKS_AT_ONCE of them awaited together (not one event-loop turn per check, nor one
-        task per pair alive at once for a broad subscription); all True, without an await, when
+        (session, topic) pair, at most _CHECKS_AT_ONCE of them awaited together (not one
+        event-loop turn per check, nor one task per pair alive at once for a broad
+        subscription); all True, without an await, when
         no topic plugin is loaded or topic filtering is off. A check that raises refuses its own
         pair (logged), not the others."""
         if not self._topic_checks:
