@@ -17,8 +17,10 @@ import pytest
 from pyspark.sql import SparkSession
 
 from topicmatch.cli import main
-from topicmatch.spark import Subscriptions
+from topicmatch.spark import Subscriptions, SubscriptionsError
 from topicmatch.spark._generate import generate
+from topicmatch.spark._pipeline import RouteJob
+from topicmatch.spark._stream import StreamRouter
 
 pytestmark = pytest.mark.spark
 
@@ -140,3 +142,31 @@ def test_match_and_route_read_one_subscription_file_alike(tmp_path: Path) -> Non
         for topic, subscribers in found.items():
             assert subscribers == sorted(str(s) for s in reference.lookup(topic)), (path, topic)
         assert len(found) > 20
+
+
+def test_a_stream_reads_json_lines_by_the_same_rules(spark: SparkSession, tmp_path: Path) -> None:
+    """``route --stream`` reads its files as the batch job does: a line that is not UTF-8
+    quarantined as escaped text, a ``\\r`` inside a line not ending it."""
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    garbage = b'\xff\xfe{"offset": 2, "topic": "a.c"}'
+    (inbox / "m00.json").write_bytes(b'{"offset": 1, "topic": "a.b",\r"payload": "p"}\n')
+    (inbox / "m01.json").write_bytes(garbage + b'\n{"offset": 3, "topic": "a.d", "payload": "q"}\n')
+    subs = tmp_path / "subs.tsv"
+    subs.write_text("a.*\tx\n", encoding="utf-8")
+    out = tmp_path / "out"
+    job = RouteJob(messages=str(inbox), subscriptions=str(subs), out=str(out))
+    StreamRouter(spark, job, str(tmp_path / "ckpt"), once=True).run()
+    delivered = pq.read_table(out / "deliveries").to_pylist()
+    assert sorted((row["offset"], row["payload"]) for row in delivered) == [(1, "p"), (3, "q")]
+    reasons = [row["reason"] for row in pq.read_table(out / "quarantine").to_pylist()]
+    assert len(reasons) == 1
+    assert codecs.escape_decode(reasons[0].removeprefix(NOT_JSON).encode("ascii"))[0] == garbage
+
+
+def test_a_subscriber_over_64_bits_is_refused_naming_the_file(tmp_path: Path) -> None:
+    """pyarrow's OverflowError came out as a traceback."""
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps({"pattern": "a", "subscriber": 2**70}) + "\n", encoding="utf-8")
+    with pytest.raises(SubscriptionsError, match=r"s.jsonl: the integer subscribers must fit in 64 bits"):
+        Subscriptions.read(path)

@@ -215,7 +215,11 @@ class Subscriptions:
             lines = [line for line, _, _ in rows]
             options.setdefault("where", lambda i: f"{name}:{lines[i]}")
             patterns = pa.array([pattern for _, pattern, _ in rows], pa.string())
-            return cls.from_arrow(patterns, pa.array([subscriber for *_, subscriber in rows]), **options)
+            try:
+                subscribers = pa.array([subscriber for *_, subscriber in rows])
+            except OverflowError:  # one kind on every line (pair_files checked), but over 64 bits
+                raise SubscriptionsError(f"{name}: the integer subscribers must fit in 64 bits") from None
+            return cls.from_arrow(patterns, subscribers, **options)
         try:
             table = pq.read_table(path)
         except (OSError, pa.ArrowException) as error:
