@@ -84,7 +84,7 @@ class OptionsClient(V5Client):
         with self._event:
             self.received.append(message.topic)
             if message.topic.startswith(CONTROL):
-                self.control.append(message.payload)
+                self.control.append(bytes(message.payload))
             else:
                 ids = getattr(message.properties, "SubscriptionIdentifier", []) if self.mqtt5 else []
                 number = int(message.payload)
@@ -96,7 +96,7 @@ class OptionsClient(V5Client):
         if self.mqtt5:
             properties = None
             if options.identifier is not None:
-                properties = Properties(PacketTypes.SUBSCRIBE)
+                properties = Properties(PacketTypes.SUBSCRIBE)  # type: ignore[no-untyped-call]
                 properties.SubscriptionIdentifier = options.identifier
             sub_options = SubscribeOptions(
                 qos=options.qos,
