@@ -21,15 +21,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from amqtt.errors import BrokerError  # amqtt.py, which imports this, says how to install amqtt
+from amqtt.plugins.base import BasePlugin
+
 from .. import ShareGroup
 
-try:
-    from amqtt.errors import BrokerError
-    from amqtt.plugins.base import BasePlugin
-except ImportError as error:  # pragma: no cover - amqtt.py, which imports this, gives the hint
-    raise ImportError(str(error), name=error.name) from error
-
-__all__ = ["SHARE_POLICIES", "BrokerOptions", "Limits", "Options", "options_of"]
+__all__ = ["SHARED_GROUPS_POLICY", "SHARE_POLICIES", "BrokerOptions", "Limits", "Options", "options_of"]
 
 #: The share policies (:class:`BrokerOptions`), each with the :class:`~topicmatch.SharedGroups`
 #: policy that makes its choices.
