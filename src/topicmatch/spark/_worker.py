@@ -8,8 +8,9 @@ Per Arrow batch (``mapInArrow`` hands the worker an iterator of them):
    sorted int32 array of subscriber ids, or the reason the topic is invalid. Ordinary topics go
    through the matcher's DFA all together, one word position at a time, in Arrow
    (:mod:`._levels`); the DFA keeps what it learnt across batches and tasks (Spark reuses its
-   Python workers). The rest go one by one through ``Matcher.lookup`` and a topic cache. Equal
-   results share one array (the DFA often ends many topics in the same state).
+   Python workers). The rest go one by one through ``Matcher.lookup``, with the matcher's own
+   result cache. Equal results share one array (the DFA often ends many topics in the same
+   state).
 3. Expand without a loop per row, piece by piece of bounded size (:func:`route_batch`): the
    distinct topics of a piece become a small list array of their subscribers, and one Arrow
    ``take`` of it by the rows' topic codes is the piece's list column. Each message goes back
@@ -22,11 +23,40 @@ of once per delivery; on the 1M x 1k benchmark this took 11 % less CPU in total
 (docs/pipeline.md). The JVM generates the delivery rows one at a time, and the worker cuts its
 output at :data:`MAX_LIST_VALUES` values (and :data:`MAX_LIST_BYTES` bytes) per batch, building
 nothing larger meanwhile: a big fan-out never builds a big batch on either side.
+
+**What a worker process keeps across batches and tasks**, each bounded:
+
+* per subscriptions version (:class:`Compiled`, :data:`KEEP_VERSIONS` of them): the library's
+  caches, as any :class:`~topicmatch.Matcher` has them with its defaults (the DFA that
+  :meth:`~topicmatch.Matcher.batch_walk` walks, for the plain topics; the result cache in
+  front of :meth:`~topicmatch.Matcher.lookup`, for the others; the memo of unions; together
+  within :data:`~topicmatch.DEFAULT_CACHE_BYTES`), and one cache of the worker's own,
+  :attr:`Compiled.arrays`: for each distinct result, the sorted int32 array that
+  :func:`route_batch` concatenates, found by the result (a frozenset) and by each DFA state a
+  walk ended in. The library's caches answer with frozensets, by topic; an array costs a sort
+  and is shared by result (many topics end in one), which no cache of the library's is keyed
+  by. The state keys are there because a DFA out of room (its third of the cache bytes spent,
+  as on the pipeline benchmark's 100k x 10k case) keeps no set for the states it made, and
+  ``BatchWalk.subscribers`` unites their sets again at every call (tests/spark/test_caches.py
+  counts the calls). States are opaque to the worker: a state key is charged its entry only,
+  and a state the DFA had no room to keep lives on through it until the cache is emptied;
+* per dialect (:class:`Validator`, for the quarantine): why each topic seen is invalid, or that
+  it is valid. The library caches results of valid topics only (a topic that raises is never
+  stored), and the quarantine asks nothing else;
+* the subscriber values cast to each Arrow string type the topics came in (``string``,
+  ``large_string``: one entry each).
+
+Both caches of the worker's own are a :class:`Bounded`, with one eviction rule: a store that
+would take it past :data:`CACHE_ENTRIES` entries or :data:`CACHE_BYTES` bytes (by its charge)
+empties it first, O(1), as the library's result cache empties a generation. A topic that is
+invalid and not plain is parsed again in each batch it comes in: the result cache does not
+keep it, and a batch's distinct topics are matched once each.
 """
 
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Hashable, Iterator
 from typing import Any
 
@@ -41,8 +71,11 @@ from ._stats import Counts
 from ._subscriptions import unpack_payload
 
 __all__ = [
+    "CACHE_BYTES",
+    "CACHE_ENTRIES",
     "MAX_LIST_VALUES",
     "NULL_REASON",
+    "Bounded",
     "Compiled",
     "QuarantineFunction",
     "RouteFunction",
@@ -59,8 +92,13 @@ MAX_LIST_VALUES = 1 << 22
 #: Most bytes of subscriber values in one output batch (Arrow strings hold < 2 GiB): with long
 #: subscriber names, a batch holds fewer values (see :attr:`Compiled.values_per_piece`).
 MAX_LIST_BYTES = 1 << 30
-#: Distinct topics remembered per worker and version; the older half is dropped when full.
-TOPIC_CACHE_SIZE = 1 << 18
+#: The bounds of a :class:`Bounded` (the worker's own caches: module docstring): entries (the
+#: topic caches' bound before), and bytes by its charge (twice the DFA's third of the default
+#: ``cache_bytes``).
+CACHE_ENTRIES = 1 << 18
+CACHE_BYTES = 64 << 20
+#: Charge per dict entry (key and value pointers, hash, index slot, growth slack), as the core's.
+_ENTRY_BYTES = 64
 #: Subscriptions versions kept per worker process (a stream moves from one version to the next).
 KEEP_VERSIONS = 3
 
@@ -80,33 +118,52 @@ NULL_REASON = "the topic is null"
 _cyclic_gc_paused = collector_paused
 
 
-class _TopicCache:
-    """A bounded dict topic -> result: on overflow the older half goes (dicts keep insertion order)."""
+class Bounded:
+    """A dict bounded in entries and in bytes: the worker's one kind of cache of its own.
 
-    __slots__ = ("entries", "limit")
+    Readers read :attr:`entries` directly (``cache.entries.get(key)``: a dict access); stores go
+    through :meth:`store`, which charges each entry what the caller says it holds plus
+    :data:`_ENTRY_BYTES`, and empties the dict first (a new one, O(1)) when the store would take
+    it past ``max_entries`` entries or ``max_bytes`` bytes. So ``len(entries) <= max_entries``
+    and ``bytes <= max_bytes`` always; an entry charged more than ``max_bytes`` alone is not
+    stored.
+    """
 
-    def __init__(self, limit: int) -> None:
-        self.entries: dict[str, Any] = {}
-        self.limit = limit
+    __slots__ = ("bytes", "entries", "max_bytes", "max_entries")
 
-    def make_room(self) -> None:
-        """Drop the older half (a new dict: the caller re-reads ``entries``)."""
-        keep = list(self.entries.items())[len(self.entries) // 2 :]
-        self.entries = dict(keep)
+    def __init__(self, max_entries: int = CACHE_ENTRIES, max_bytes: int = CACHE_BYTES) -> None:
+        self.entries: dict[Any, Any] = {}
+        self.bytes = 0
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+
+    def store(self, key: Any, value: Any, size: int) -> None:
+        """``entries[key] = value``, charged ``size`` bytes and an entry. O(1)."""
+        charge = size + _ENTRY_BYTES
+        if len(self.entries) >= self.max_entries or self.bytes + charge > self.max_bytes:
+            self.entries = {}
+            self.bytes = 0
+        if charge <= self.max_bytes:
+            self.entries[key] = value
+            self.bytes += charge
 
 
 class Validator:
-    """Topic validation only (the quarantine needs no subscriptions), with its own cache."""
+    """Topic validation only (the quarantine needs no subscriptions), with its own cache.
 
-    __slots__ = ("_cache", "_parse")
+    :attr:`cache` (a :class:`Bounded`): topic -> why it is invalid, or None; each topic charged
+    its text and its reason (``sys.getsizeof``).
+    """
+
+    __slots__ = ("_parse", "cache")
 
     def __init__(self, dialect: str, pedantic: bool) -> None:
         self._parse = make_dialect(dialect, pedantic=pedantic).parse_topic
-        self._cache = _TopicCache(TOPIC_CACHE_SIZE)
+        self.cache = Bounded()
 
     def reasons(self, topics: list[str | None]) -> list[str | None]:
         """Per topic, why the dialect rejects it, or None when it is valid."""
-        cache = self._cache
+        cache = self.cache
         out: list[str | None] = []
         for topic in topics:
             if topic is None:
@@ -119,9 +176,8 @@ class Validator:
                     entry = None
                 except InvalidTopicError as error:
                     entry = error.reason
-                if len(cache.entries) >= cache.limit:
-                    cache.make_room()
-                cache.entries[topic] = entry
+                size = sys.getsizeof(topic) + (0 if entry is None else sys.getsizeof(entry))
+                cache.store(topic, entry, size)
             out.append(entry)
         return out
 
@@ -130,12 +186,10 @@ class Compiled:
     """The matcher of one subscriptions version in one worker process, and its caches."""
 
     __slots__ = (
-        "_arrays",
-        "_by_state",
-        "_cache",
         "_longest",
         "_typed",
         "_walker",
+        "arrays",
         "matcher",
         "max_bytes",
         "max_values",
@@ -144,8 +198,8 @@ class Compiled:
 
     def __init__(self, dialect: str, pedantic: bool, payload: bytes) -> None:
         patterns, ids, subscribers = unpack_payload(payload)
-        # Our topic cache replaces the matcher's result cache, so that one is off.
-        self.matcher = Matcher("default", dialect, pedantic=pedantic, cache_size=0)
+        # The library's defaults, its result cache included (module docstring).
+        self.matcher = Matcher("default", dialect, pedantic=pedantic)
         with _cyclic_gc_paused():
             # Each pattern's subscribers in one step: one by one, k of them would cost O(k^2).
             self.matcher.subscribe_many(zip(patterns, ids.tolist(), strict=True))
@@ -155,9 +209,9 @@ class Compiled:
         self.max_values = MAX_LIST_VALUES
         self.max_bytes = MAX_LIST_BYTES
         self._typed: dict[pa.DataType, pa.Array] = {}
-        self._cache = _TopicCache(TOPIC_CACHE_SIZE)
-        self._arrays: dict[frozenset[Hashable], IdArray] = {}
-        self._by_state: dict[Any, IdArray] = {}  # DFA state -> the array of its subscribers
+        #: The sorted int32 array of each result, by the result (a frozenset, charged with its
+        #: array) and by each DFA state a walk ended in (charged its entry): module docstring.
+        self.arrays = Bounded()
         # Nothing writes to this matcher any more, so its DFA stays exact: walk it directly.
         walk = self.matcher.batch_walk()
         self._walker = LevelWalker(make_dialect(dialect, pedantic=pedantic), walk) if walk else None
@@ -209,53 +263,51 @@ class Compiled:
     def _walk(self, walker: LevelWalker, topics: pa.Array) -> list[IdArray]:
         """The ids of each plain topic, from the DFA state its words lead to."""
         where, states = walker.states(topics)
-        by_state, subscribers = self._by_state, walker.subscribers
+        cache, subscribers, array_of = self.arrays, walker.subscribers, self._array_of
+        known = cache.entries
         arrays: dict[int, IdArray] = {}
         for i in pc.unique(pa.array(where)).to_pylist():  # the states some topic ends in, not those passed
             state = states[i]
-            entry = by_state.get(state)
+            entry: IdArray | None = known.get(state)
             if entry is None:
-                if len(by_state) >= TOPIC_CACHE_SIZE:  # states the DFA had no room to keep
-                    by_state.clear()
-                entry = by_state[state] = self._array_of(subscribers(state))
+                # By the state too, not only by its set: a DFA out of room keeps no set for the
+                # states it makes after, and would unite it again each time (module docstring).
+                entry = array_of(subscribers(state))
+                cache.store(state, entry, 0)  # the array is charged under its set
+                known = cache.entries
             arrays[i] = entry
         return [arrays[i] for i in where.tolist()]
 
     def _array_of(self, found: frozenset[Hashable]) -> IdArray:
-        """``found`` as a sorted int32 array, one array per distinct set."""
-        arrays = self._arrays
-        entry = arrays.get(found)
+        """``found`` as a sorted int32 array, one array per distinct set (:attr:`arrays`)."""
+        cache = self.arrays
+        entry: IdArray | None = cache.entries.get(found)
         if entry is None:
-            if len(arrays) >= TOPIC_CACHE_SIZE:
-                arrays.clear()
-            entry = np.fromiter(sorted(found), np.int32, len(found)) if found else _EMPTY  # type: ignore[type-var]
-            arrays[found] = entry
+            if not found:
+                return _EMPTY
+            entry = np.fromiter(sorted(found), np.int32, len(found))  # type: ignore[type-var]
+            cache.store(found, entry, sys.getsizeof(entry) + found.__sizeof__())
         return entry
 
     def _each(self, topics: list[str | None]) -> tuple[list[IdArray], list[str | None]]:
-        """``entries`` one topic at a time, through ``Matcher.lookup`` and the topic cache."""
-        cache, array_of, lookup = self._cache, self._array_of, self.matcher.lookup
-        known = cache.entries  # locals in the loop: it runs once per distinct topic of every batch
+        """``entries`` one topic at a time, through ``Matcher.lookup`` (and its result cache)."""
+        array_of, lookup = self._array_of, self.matcher.lookup
         ids: list[IdArray] = []
         reasons: list[str | None] = []
-        add_ids, add_reason = ids.append, reasons.append
+        add_ids, add_reason = ids.append, reasons.append  # locals: once per distinct topic of a batch
         for topic in topics:
-            entry = known.get(topic) if topic is not None else NULL_REASON
-            if entry is None:
-                try:
-                    entry = array_of(lookup(topic))  # type: ignore[type-var]
-                except InvalidTopicError as error:
-                    entry = error.reason
-                if len(known) >= cache.limit:
-                    cache.make_room()
-                    known = cache.entries
-                known[topic] = entry  # type: ignore[index]
-            if isinstance(entry, str):
+            if topic is None:
                 add_ids(_EMPTY)
-                add_reason(entry)
-            else:
-                add_ids(entry)
-                add_reason(None)
+                add_reason(NULL_REASON)
+                continue
+            try:
+                found = lookup(topic)
+            except InvalidTopicError as error:
+                add_ids(_EMPTY)
+                add_reason(error.reason)
+                continue
+            add_ids(array_of(found))
+            add_reason(None)
         return ids, reasons
 
 
