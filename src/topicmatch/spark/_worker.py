@@ -36,8 +36,8 @@ nothing larger meanwhile: a big fan-out never builds a big batch on either side.
   walk ended in. The library's caches answer with frozensets, by topic; an array costs a sort
   and is shared by result (many topics end in one), which no cache of the library's is keyed
   by. The state keys are there because a DFA out of room (its third of the cache bytes spent,
-  as on the pipeline benchmark's 100k x 10k case) keeps no set for the states it made, and
-  ``BatchWalk.subscribers`` unites their sets again at every call (tests/spark/test_caches.py
+  as on the pipeline benchmark's 100k x 10k case) keeps no set it unites from then on, and
+  ``BatchWalk.subscribers`` unites a state's set again at every call (tests/spark/test_caches.py
   counts the calls). States are opaque to the worker: a state key is charged its entry only,
   and a state the DFA had no room to keep lives on through it until the cache is emptied;
 * per dialect (:class:`Validator`, for the quarantine): why each topic seen is invalid, or that
@@ -92,9 +92,8 @@ MAX_LIST_VALUES = 1 << 22
 #: Most bytes of subscriber values in one output batch (Arrow strings hold < 2 GiB): with long
 #: subscriber names, a batch holds fewer values (see :attr:`Compiled.values_per_piece`).
 MAX_LIST_BYTES = 1 << 30
-#: The bounds of a :class:`Bounded` (the worker's own caches: module docstring): entries (the
-#: topic caches' bound before), and bytes by its charge (twice the DFA's third of the default
-#: ``cache_bytes``).
+#: The bounds of a :class:`Bounded` (the worker's own caches: module docstring): entries, and
+#: bytes by its charge (twice the DFA's third of the default ``cache_bytes``).
 CACHE_ENTRIES = 1 << 18
 CACHE_BYTES = 64 << 20
 #: Charge per dict entry (key and value pointers, hash, index slot, growth slack), as the core's.
@@ -270,8 +269,8 @@ class Compiled:
             state = states[i]
             entry: IdArray | None = known.get(state)
             if entry is None:
-                # By the state too, not only by its set: a DFA out of room keeps no set for the
-                # states it makes after, and would unite it again each time (module docstring).
+                # By the state too, not only by its set: a DFA out of room keeps no set it
+                # unites, and would unite it again at each call (module docstring).
                 entry = array_of(subscribers(state))
                 cache.store(state, entry, 0)  # the array is charged under its set
                 known = cache.entries
