@@ -274,9 +274,9 @@ def test_a_few_patterns_of_another_dialect_are_enough_for_the_warning(
     subs.write_text("orders.*\ta\nstock.#\tb\nsensors.+.temp\tc\n", encoding="utf-8")
     assert _run(["match", str(subs), "stock.x"]) == (0, "stock.x\tb\n")
     assert capsys.readouterr().err == (
-        "topicmatch: warning: 1 of 3 patterns looks like a mqtt pattern, not amqp ones (1 with the "
-        "word '+', a wildcard in mqtt and a plain word in amqp, e.g. 'sensors.+.temp'): pass "
-        "--dialect mqtt if they are\n"
+        "topicmatch: warning: 1 of 3 patterns looks like an mqtt pattern, not an amqp one (1 with "
+        "the word '+', a wildcard in mqtt and a plain word in amqp, e.g. 'sensors.+.temp'): pass "
+        "--dialect mqtt if it is\n"
     )
     # Read with the dialect they were written for: no warning, the wildcards work.
     subs.write_text("orders.>\ta\nnews.>\te\n", encoding="utf-8")

@@ -328,7 +328,7 @@ def dialect_warning(patterns: Iterable[str], dialect: str) -> str | None:
     the first :data:`SAMPLE` patterns:
 
     * any pattern with a word that is a wildcard of the other dialect and a plain word here
-      (``+`` in AMQP; ``>`` in AMQP and MQTT; ``*`` in MQTT; ``#`` in NATS), the words split
+      (``+`` in AMQP and NATS; ``>`` in AMQP and MQTT; ``*`` in MQTT; ``#`` in NATS), the words split
       by either dialect's separator (``sensors/+/temp`` and ``sensors.+.temp`` in AMQP): one
       such pattern is enough, as one ``orders.>`` read as AMQP silently matches only the topic
       ``orders.>``;
@@ -342,6 +342,10 @@ def dialect_warning(patterns: Iterable[str], dialect: str) -> str | None:
     ... # doctest: +NORMALIZE_WHITESPACE
     2 of 5 patterns look like nats patterns, not amqp ones (2 with the word '>', a wildcard
     in nats and a plain word in amqp, e.g. 'orders.>'): pass --dialect nats if they are
+    >>> print(dialect_warning(["sensors/+/temp"], "nats"))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    1 of 1 pattern looks like an mqtt pattern, not a nats one (1 with the word '+', a wildcard in
+    mqtt and a plain word in nats, e.g. 'sensors/+/temp'): pass --dialect mqtt if it is
     >>> dialect_warning(["stock.*.ibm", "stock.#", "a/b"], "amqp") is None
     True
     """
@@ -392,11 +396,19 @@ def dialect_warning(patterns: Iterable[str], dialect: str) -> str | None:
             f"e.g. {_example(parted[0])}"
         )
     how = " or ".join(f"--dialect {name}" for name, *_ in found)
-    them = f"looks like a {others} pattern" if looks == 1 else f"look like {others} patterns"
+    if looks == 1:
+        them, ours, are = f"looks like {_a(others)} pattern", f"{_a(dialect)} one", "it is"
+    else:
+        them, ours, are = f"look like {others} patterns", f"{dialect} ones", "they are"
     return (
-        f"{looks:,} of {counted(len(sample), 'pattern')} {them}, not {dialect} ones ({'; '.join(signs)}): "
-        f"pass {how} if they are"
+        f"{looks:,} of {counted(len(sample), 'pattern')} {them}, not {ours} ({'; '.join(signs)}): "
+        f"pass {how} if {are}"
     )
+
+
+def _a(name: str) -> str:
+    """``name`` with its article, as the name is said: an amqp, an mqtt, a nats."""
+    return f"{'an' if name[0] in 'am' else 'a'} {name}"
 
 
 def _example(pattern: str) -> str:
