@@ -71,13 +71,12 @@ def mosquitto(directory: Path, extra: list[str]) -> Iterator[int]:
 
 
 class V5Client:
-    """One MQTT v5 connection with its network loop on a thread: publish with QoS 1 and read
-    the PUBACK's reason code, subscribe and collect what arrives."""
+    """One MQTT v5 connection (or 3.1.1, ``mqtt5=False``) with its network loop on a thread:
+    publish with QoS 1 and read the PUBACK's reason code, subscribe and collect what arrives."""
 
-    def __init__(self, port: int, client_id: str, username: str | None = None) -> None:
-        self.client = Client(
-            CallbackAPIVersion.VERSION2, client_id=client_id, protocol=MQTTProtocolVersion.MQTTv5
-        )
+    def __init__(self, port: int, client_id: str, username: str | None = None, mqtt5: bool = True) -> None:
+        protocol = MQTTProtocolVersion.MQTTv5 if mqtt5 else MQTTProtocolVersion.MQTTv311
+        self.client = Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=protocol)
         if username is not None:
             self.client.username_pw_set(username)
         self.received: list[str] = []

@@ -15,20 +15,18 @@ subscription identifiers), must be what :meth:`DeliveryPlanner.plan` says.
 from __future__ import annotations
 
 import random
-import threading
 from collections import Counter
 from pathlib import Path
 
 import pytest
 from paho.mqtt.client import Client, MQTTMessage
-from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from topicmatch import AccessRules, DeliveryPlanner, Subscription
 
-from .mqtt_clients import HOST, V5Client, mosquitto
+from .mqtt_clients import V5Client, mosquitto
 
 pytestmark = pytest.mark.brokers
 
@@ -58,26 +56,10 @@ class OptionsClient(V5Client):
     and retain flag, waiting for the acknowledgement, and records what each message carried."""
 
     def __init__(self, port: int, client_id: str, username: str | None, mqtt5: bool) -> None:
-        self.client = Client(
-            CallbackAPIVersion.VERSION2,
-            client_id=client_id,
-            protocol=MQTTProtocolVersion.MQTTv5 if mqtt5 else MQTTProtocolVersion.MQTTv311,
-        )
-        if username is not None:
-            self.client.username_pw_set(username)
         self.client_id, self.mqtt5 = client_id, mqtt5
-        self.received: list[str] = []
         self.got: list[Got] = []
         self.control: list[bytes] = []  # payloads on its control topic: fences, flushes
-        self._acks: dict[int, int] = {}
-        self._suback: dict[int, list[int]] = {}
-        self._event = threading.Condition()
-        self.client.on_message = self._on_message
-        self.client.on_publish = self._on_publish
-        self.client.on_subscribe = self._on_subscribe
-        self.client.connect(HOST, port)
-        self.client.loop_start()
-        self._wait(self.client.is_connected, "CONNACK")
+        super().__init__(port, client_id, username, mqtt5)
         assert self.subscribe_with(f"{CONTROL}/{client_id}", Subscription(qos=2)) < 0x80
 
     def _on_message(self, _c: Client, _u: object, message: MQTTMessage) -> None:
