@@ -1,7 +1,8 @@
 """DeliveryPlanner without a broker: generated sequences of connects, subscribes (with MQTT 5
 options, repeated ones, shared groups), unsubscribes, disconnects and publishes against a
 reference that walks Mosquitto's subscription trees as its ``sub__search`` does; the retained
-messages' answer of subscribe; the errors; the cost (one lookup per publish).
+messages' answer of subscribe; the errors; the cost (one lookup per publish); subscribe_many
+against subscribe one by one; a broker's own chooser of shared groups' members.
 tests/brokers/test_delivery_mosquitto.py compares the planner with a real Mosquitto."""
 
 from __future__ import annotations
@@ -401,3 +402,68 @@ def test_one_lookup_per_publish_and_one_choice_per_group() -> None:
     deliveries = planner.plan("a/b")
     assert (lookups.calls, choices.calls) == (1, 2)
     assert sum(len(d.copies) for d in deliveries) == 2 * len(CLIENTS) + 2
+
+
+BULK = [
+    ("a/#", Subscription(qos=1)),
+    ("$share/g/a/+", Subscription(qos=2)),
+    ("a/b", Subscription(qos=0, no_local=True)),
+    ("a/#", Subscription(qos=2, identifier=9)),  # the same filter again: a repeated SUBSCRIBE
+    ("$share/g/a/+", Subscription(qos=0)),
+]
+
+
+def test_subscribe_many_is_subscribe_of_each_pair_in_one_matcher_change() -> None:
+    one_by_one, bulk = _planner(), _planner()
+    answers = [one_by_one.subscribe("c0", f, o) for f, o in BULK]
+    one_by_one.subscribe("c1", "$share/g/a/+", Subscription())
+    changes = bulk._matcher = _Counting(bulk._matcher, "subscribe_many")  # type: ignore[assignment]
+    assert bulk.subscribe_many("c0", iter(BULK)) == answers == [True, False, True, True, False]
+    assert changes.calls == 1
+    bulk.subscribe_many("c1", [("$share/g/a/+", Subscription())])
+    assert bulk.subscriptions("c0") == one_by_one.subscriptions("c0")
+    for _ in range(3):  # the groups' turns too
+        assert bulk.plan("a/b", publisher="c0", qos=2) == one_by_one.plan("a/b", publisher="c0", qos=2)
+    assert (bulk.count("c0"), bulk.count("c9")) == (3, 0)
+    held = [bulk.holds(c, f) for c, f in [("c0", "$share/g/a/+"), ("c0", "a/+"), ("c9", "a")]]
+    assert held == [True, False, False]
+
+
+@pytest.mark.parametrize(
+    ("bad", "error"),
+    [
+        (("a/#/b", Subscription()), InvalidPatternError),
+        (("a", Subscription(qos=3)), ConfigurationError),
+        (("a",), ConfigurationError),
+        ("a", ConfigurationError),
+    ],
+)
+def test_subscribe_many_with_one_bad_pair_changes_nothing(bad: Any, error: type[Exception]) -> None:
+    planner = _planner()
+    with pytest.raises(error):
+        planner.subscribe_many("c0", [*BULK[:3], bad])
+    assert (planner.subscriptions("c0"), planner.plan("a/b")) == ({}, [])
+
+
+def test_a_chooser_picks_each_groups_member() -> None:
+    calls: list[tuple[str, str, str | None]] = []
+    pick: dict[str, str | None] = {"$share/g/a": "c1", "$share/h/a": None}
+
+    def chooser(groups: Any, group: Any, topic: str, publisher: str | None) -> str | None:
+        text = f"$share/{group.name}/{group.filter}"
+        calls.append((text, topic, publisher))
+        assert groups.members(group) == ["c0", "c1"]
+        return pick[text]
+
+    planner = DeliveryPlanner(chooser=chooser)
+    for client in ("c0", "c1", "c2"):
+        planner.connect(client, mqtt5=False)
+    for client in ("c0", "c1"):
+        planner.subscribe_many(client, [("$share/g/a", Subscription()), ("$share/h/a", Subscription())])
+    assert [d.client for d in planner.plan("a", publisher="c2")] == ["c1"]
+    assert sorted(calls) == [("$share/g/a", "a", "c2"), ("$share/h/a", "a", "c2")]
+    pick["$share/g/a"] = "c2"  # not a member
+    with pytest.raises(ConfigurationError, match="not a member"):
+        planner.plan("a")
+    with pytest.raises(ConfigurationError, match="chooser"):
+        DeliveryPlanner(chooser="sticky")  # type: ignore[arg-type]

@@ -21,7 +21,9 @@ compares them with that broker:
   subscription's, not the highest (``a/+`` at QoS 2 wins over ``a/#`` at QoS 0). Its retain flag
   is 0: MQTT 3.1.1 has no retain-as-published.
 * **Shared subscriptions** (``$share/<group>/<filter>``): one member of each group, chosen by
-  :class:`~topicmatch.SharedGroups` (round-robin by default: Mosquitto's queue). The member's
+  :class:`~topicmatch.SharedGroups` (round-robin by default: Mosquitto's queue), or by the
+  broker's own ``chooser`` (:class:`DeliveryPlanner`: a policy SharedGroups has not, such as
+  EMQX's sticky, or one that passes over members that are away). The member's
   turn is used even when the member gets nothing: when its read access is denied, or when it is
   an MQTT 3.1.1 client that already has the message from another subscription; the message is
   then lost for that group, as in Mosquitto. No-local does not apply to shared subscriptions:
@@ -46,15 +48,17 @@ keeps sessions keeps the client here until its session ends and queues or drops 
 
 Cost: :meth:`~DeliveryPlanner.plan` is one :meth:`~topicmatch.Matcher.lookup` of the topic, then
 O(k log k) for the k matching subscriptions (normal ones, and one per shared group), one
-:meth:`~topicmatch.SharedGroups.choose` per group, and one read check per receiving client
+:meth:`~topicmatch.SharedGroups.choose` (or chooser call) per group, and one read check per receiving client
 (O(R x w), :class:`~topicmatch.ClientRules`). :meth:`~DeliveryPlanner.subscribe` and
-:meth:`~DeliveryPlanner.unsubscribe` are a matcher change plus O(members) for a shared one;
+:meth:`~DeliveryPlanner.unsubscribe` are a matcher change (:meth:`~DeliveryPlanner.subscribe_many`:
+one for all its pairs) plus O(members) for a shared one;
 :meth:`~DeliveryPlanner.disconnect` does that for each of the client's subscriptions. Not
 thread-safe, like :class:`~topicmatch.SharedGroups`: a broker calls it from its event loop.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Final, NamedTuple
 
 from ._access import ClientRules
@@ -144,9 +148,23 @@ class _Client:
         self.subscriptions: dict[str, _Entry] = {}
 
 
+#: A broker's own choice of a shared group's member (:class:`DeliveryPlanner`'s ``chooser``):
+#: called with the planner's groups, the group, the topic and the publisher (None: the broker),
+#: it returns a member of the group, or None to send the group nothing.
+Chooser = Callable[[SharedGroups[str], ShareGroup, str, "str | None"], "str | None"]
+
+
 class DeliveryPlanner:
     """The clients, their subscriptions with MQTT 5 options, and the plan of each publication
     (module docstring: the rules, Mosquitto's, and the cost).
+
+    ``share_policy`` and ``seed`` are :class:`~topicmatch.SharedGroups`'. ``chooser``, if given,
+    chooses each shared group's member instead of :meth:`SharedGroups.choose
+    <topicmatch.SharedGroups.choose>`: it is called once per matching group as
+    ``chooser(groups, group, topic, publisher)`` with the planner's SharedGroups (whose
+    ``choose`` it may call, more than once, to move the turn on) and returns a member of the
+    group or None (the group gets nothing); a member that is not in the group raises
+    :class:`~topicmatch.ConfigurationError`.
 
     >>> planner = DeliveryPlanner()
     >>> for client in ("sensor", "ui", "w1", "w2"):
@@ -169,8 +187,13 @@ class DeliveryPlanner:
     ['ui', 'w2']
     """
 
-    def __init__(self, *, share_policy: Text = "round_robin", seed: Count | None = None) -> None:
+    def __init__(
+        self, *, share_policy: Text = "round_robin", seed: Count | None = None, chooser: Chooser | None = None
+    ) -> None:
+        if chooser is not None and not callable(chooser):
+            raise ConfigurationError(f"chooser must be callable or None, not {type(chooser).__name__}")
         self._groups = SharedGroups[str](share_policy, seed=seed)
+        self._chooser = chooser
         self._matcher = Matcher[_Entry | ShareGroup](dialect="mqtt")
         self._clients: dict[str, _Client] = {}
         # Per group: a number from a counter (Mosquitto walks the groups of one filter in the
@@ -215,33 +238,62 @@ class DeliveryPlanner:
         :class:`~topicmatch.ConfigurationError` for an unknown client or bad options (MQTT 5's
         own to an MQTT 3.1.1 client) and :class:`~topicmatch.InvalidPatternError` for a filter
         the mqtt dialect rejects, before anything changes."""
+        (send,) = self.subscribe_many(client, [(filter_, options)])
+        return send
+
+    def subscribe_many(self, client: Text, subscriptions: Iterable[tuple[Text, Subscription]]) -> list[bool]:
+        """:meth:`subscribe` of each (filter, options) pair in order (one SUBSCRIBE packet, or a
+        restored session), the new ones joining the matcher in one
+        :meth:`~topicmatch.Matcher.subscribe_many`; each pair's answer, in order. A filter given
+        twice is a repeated SUBSCRIBE the second time. Every pair is checked first: the errors of
+        :meth:`subscribe` (a bad filter's names its position), and nothing changes. O(pairs)
+        plus the matcher's change.
+
+        >>> planner = DeliveryPlanner()
+        >>> planner.connect("c", mqtt5=False)
+        >>> planner.subscribe_many("c", [("a/#", Subscription(qos=1)), ("$share/g/a", Subscription())])
+        [True, False]
+        """
         known = self._known(client)
-        _check_options(options, known.mqtt5)
-        filter_ = plain(filter_)
-        _MQTT.parse_pattern(filter_)  # raises for a bad filter, before any change
-        group = ShareGroup.of(filter_) if filter_.startswith("$share/") else None
-        entry = known.subscriptions.get(filter_)
-        new = entry is None
-        if entry is None:
-            entry = _Entry(client, filter_, options, group)
-            if group is None:
-                self._matcher.subscribe(filter_, entry)
+        pairs = list(subscriptions)
+        checked: list[tuple[str, Subscription]] = []
+        for position, pair in enumerate(pairs):
+            if not (isinstance(pair, tuple) and len(pair) == 2):
+                raise ConfigurationError(f"subscription {position} is not a (filter, options) pair: {pair!r}")
+            filter_, options = pair
+            _check_options(options, known.mqtt5)
+            filter_ = plain(filter_)
+            _MQTT.parse_pattern(filter_)  # raises for a bad filter, before any change
+            checked.append((filter_, options))
+        routes: list[tuple[str, _Entry | ShareGroup]] = []
+        answers: list[bool] = []
+        for filter_, options in checked:
+            group = ShareGroup.of(filter_) if filter_.startswith("$share/") else None
+            entry = known.subscriptions.get(filter_)
+            new = entry is None
+            if entry is None:
+                entry = _Entry(client, filter_, options, group)
+                if group is None:
+                    routes.append((filter_, entry))
+                else:
+                    if group not in self._created:
+                        self._serial += 1
+                        self._created[group] = (self._serial, entry.ranks)
+                    routes.append((filter_, group))
+                    self._groups.join(filter_, client)
+                known.subscriptions[filter_] = entry
             else:
-                if group not in self._created:
-                    self._serial += 1
-                    self._created[group] = (self._serial, entry.ranks)
-                self._matcher.subscribe(filter_, group)
-                self._groups.join(filter_, client)
-            known.subscriptions[filter_] = entry
-        else:
-            # Mosquitto's sub__add_leaf: a repeated subscription takes the new QoS and identifier
-            # and keeps its first no-local and retain-as-published.
-            entry.options = entry.options._replace(qos=options.qos, identifier=options.identifier)
-        if group is not None:
-            return False
-        if not known.mqtt5:
-            return True
-        return options.retain_handling == 0 or (options.retain_handling == 1 and new)
+                # Mosquitto's sub__add_leaf: a repeated subscription takes the new QoS and
+                # identifier and keeps its first no-local and retain-as-published.
+                entry.options = entry.options._replace(qos=options.qos, identifier=options.identifier)
+            if group is not None:
+                answers.append(False)
+            elif not known.mqtt5:
+                answers.append(True)
+            else:
+                answers.append(options.retain_handling == 0 or (options.retain_handling == 1 and new))
+        self._matcher.subscribe_many(routes)
+        return answers
 
     def unsubscribe(self, client: Text, filter_: Text) -> bool:
         """Remove the client's subscription to ``filter_``; True if it had one."""
@@ -251,6 +303,20 @@ class DeliveryPlanner:
         self._remove(entry)
         del self._clients[entry.client].subscriptions[entry.filter]
         return True
+
+    def holds(self, client: Text, filter_: Text) -> bool:
+        """True if ``client`` is connected and holds a subscription to ``filter_`` (as
+        subscribed): a broker that awaits between :meth:`plan` and sending checks that the
+        copy's subscription is still there. O(1)."""
+        _check_client(client)
+        known = self._clients.get(client)
+        return known is not None and filter_ in known.subscriptions
+
+    def count(self, client: Text) -> int:
+        """The number of subscriptions ``client`` holds; 0 for a client not connected. O(1)."""
+        _check_client(client)
+        known = self._clients.get(client)
+        return 0 if known is None else len(known.subscriptions)
 
     def subscriptions(self, client: Text) -> dict[str, Subscription]:
         """The client's subscriptions: filter -> options (as Mosquitto keeps them)."""
@@ -290,11 +356,19 @@ class DeliveryPlanner:
             if entry.options.no_local and client == publisher:
                 continue
             self._send(entry, topic, qos, retain, copies, allowed)
+        groups, chooser = self._groups, self._chooser
         for _place, _created, group in shared:
-            member = self._groups.choose(group, topic)
+            if chooser is None:
+                member = groups.choose(group, topic)
+            else:
+                member = chooser(groups, group, topic, publisher)
             if member is not None:
                 text = f"$share/{group.name}/{group.filter}"
-                self._send(self._clients[member].subscriptions[text], topic, qos, retain, copies, allowed)
+                held = self._clients.get(member)
+                chosen = None if held is None else held.subscriptions.get(text)
+                if chosen is None:
+                    raise ConfigurationError(f"the chooser gave {member!r}, not a member of {text!r}")
+                self._send(chosen, topic, qos, retain, copies, allowed)
         return [Delivery(client, tuple(sent)) for client, sent in copies.items()]
 
     def _send(
