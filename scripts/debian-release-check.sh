@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Does a Debian release's own packages carry topicmatch? Builds a minimal root file system of
 # that release from Debian's packages (debootstrap; kept and reused when ROOT already holds
-# one), copies this checkout's files (those git tracks) into ROOT/root/topicmatch, and in a
+# one), copies this checkout's last commit (`git archive HEAD`: what is committed, not the work tree) into ROOT/root/topicmatch, and in a
 # chroot runs what a user of that release would: the README's prerequisites from apt,
 # scripts/install-brokers.sh (brokers and the release's Java), `make venv` (the compiled core on
 # the release's CPython), the Spark tests (local and a standalone cluster), and `make demo`. Prints one line per step, its
@@ -50,7 +50,7 @@ cp /etc/resolv.conf "$root/etc/resolv.conf"
 
 rm -rf "$root/root/topicmatch"
 mkdir -p "$root/root/topicmatch"
-(cd "$here" && git ls-files -z | tar --null -T - -c) | tar -x -C "$root/root/topicmatch"
+git -C "$here" archive HEAD | tar -x -C "$root/root/topicmatch"
 : > "$log"
 
 step() {  # step NAME COMMAND...: run COMMAND in the chroot, in the copy; one line of result
@@ -65,7 +65,7 @@ step() {  # step NAME COMMAND...: run COMMAND in the chroot, in the copy; one li
     return $rc
 }
 
-echo "$(. "$root/etc/os-release" && echo "$PRETTY_NAME"), checkout $(cd "$here" && git describe --always --dirty)"
+echo "$(. "$root/etc/os-release" && echo "$PRETTY_NAME"), commit $(git -C "$here" log -1 --format=%h)"
 step prerequisites "apt-get update -q && apt-get install -y -q python3 python3-venv python3-dev gcc make git" &&
     step install-brokers "bash scripts/install-brokers.sh" &&
     step "make venv" "make venv" &&
