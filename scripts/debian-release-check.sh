@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Does a Debian release's own packages carry topicmatch? Builds a minimal root file system of
 # that release from Debian's packages (debootstrap; kept and reused when ROOT already holds
-# one), copies this checkout's last commit (`git archive HEAD`: what is committed, not the work tree) into ROOT/root/topicmatch, and in a
-# chroot runs what a user of that release would: the README's prerequisites from apt,
-# scripts/install-brokers.sh (brokers and the release's Java), `make venv` (the compiled core on
-# the release's CPython), the Spark tests (local and a standalone cluster), and `make demo`. Prints one line per step, its
-# status and seconds, and the full output goes to ROOT/root/topicmatch-check.log.
+# one), copies this checkout's last commit (`git archive HEAD`: what is committed, not the work
+# tree) into ROOT/root/topicmatch, and in a chroot runs what a user of that release would: the
+# README's prerequisites from apt, scripts/install-brokers.sh (brokers and the release's Java),
+# `make venv` (the compiled core on the release's CPython), the Spark tests (local and a
+# standalone cluster), and `make demo`. Prints one line per step, its status and seconds; the
+# full output goes to ROOT/root/topicmatch-check.log.
 #
 # Usage: scripts/debian-release-check.sh ROOT [RELEASE] [MIRROR]
 #   ROOT     the root file system's directory (made when missing)
