@@ -4,25 +4,34 @@ Each broker runs in a process of its own on 127.0.0.1 (:mod:`.amqtt_server`: the
 configuration for both, stopped by PID) and is driven by paho-mqtt clients of this process,
 MQTT 3.1.1, QoS 0:
 
-* **Routing.** ``n`` subscriptions ``bench/d<i>/+`` (1,000, 10,000, 100,000), held by four
-  receiving clients and sent in SUBSCRIBE packets of 500 filters; a publisher sends
-  ``bench/d<j>/temp`` for random ``j``, so each message matches exactly one subscription and
-  delivery costs the same on both brokers: what differs is finding the subscription. Two
-  phases, each bounded in messages and seconds: *throughput*, with at most 64 messages in flight
-  (delivered messages per second, from the first send to the last delivery); *latency*, one
-  message at a time (percentiles of send-to-delivery, recorded in an HDR histogram). Each phase
-  runs ``repeat`` times after a warm-up; the report gives the medians.
+* **Routing.** ``n`` subscriptions (1,000, 10,000, 100,000), one per device ``i``, a mix of
+  literal and wildcard filters (:func:`filters`): half ``bench/d<i>/temp``, the rest
+  ``bench/d<i>/+`` but one in a hundred ``bench/d<i>/#``. They are held by four receiving
+  clients and sent in SUBSCRIBE packets of 500 filters. A publisher sends ``bench/d<j>/temp``
+  for random ``j``, so each message matches exactly one subscription (the delivered count is
+  checked against the sent count) and delivery costs the same on both brokers: what differs is
+  finding the subscription. Each of ``repeat`` rounds (the brokers take turns) starts a fresh
+  broker, subscribes (the client's wall time until the last SUBACK, and the broker process's CPU
+  time over it), warms up, then runs two phases, each bounded in messages and seconds:
+  *throughput*, with at most 64 messages in flight (delivered messages per second, from the
+  first send to the last delivery, and the broker's CPU time per delivered message); *latency*,
+  one message at a time (percentiles of send-to-delivery, recorded in an HDR histogram). The
+  report gives the medians of the rounds and, as their A/A spread, the range of each ratio
+  that the lowest and highest rounds allow.
 * **SUBSCRIBE with retained messages.** 100,000 retained messages ``retained/d<i>/state``; a
   client subscribes to a narrow filter (``retained/d<i>/+``, one match) and the time to its
   retained message is measured (median of ``5 x repeat`` filters), then ``retained/#`` and the
   time until all have arrived (once: it is dominated by the deliveries, the same on both). The
   measurements start once the broker has routed the loading's last message.
 
-The payload carries the send time (``time.monotonic_ns``, one clock for the whole machine).
+The payload carries the send time (``time.monotonic_ns``, one clock for the whole machine). The
+broker's CPU time (user and system, all its threads) comes from ``/proc/<pid>/stat``: it counts
+what the broker did, not how long it waited for a core on a busy machine.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import socket
 import statistics
@@ -40,7 +49,7 @@ from typing import Any
 from . import charts
 from .report import Progress, Report, fmt_int
 
-__all__ = ["run"]
+__all__ = ["broker_cpu_s", "filters", "run"]
 
 HOST = "127.0.0.1"
 BROKERS = ("stock", "topicmatch")
@@ -49,6 +58,7 @@ WINDOW = 64  # messages in flight in the throughput phase
 BATCH = 500  # filters per SUBSCRIBE packet
 PERCENTILES = (50.0, 90.0, 99.0, 99.9)
 DRAIN = 30.0  # seconds a phase may wait for its last messages after its own time is up
+HASH_EVERY = 100  # one filter in this many ends in '#'
 
 
 @dataclass(frozen=True)
@@ -71,6 +81,37 @@ QUICK = Plan(
 )
 
 
+def filters(n: int) -> list[str]:
+    """The ``n`` filters of the routing phase, one per device ``i``: ``bench/d<i>/temp`` for even
+    ``i``, ``bench/d<i>/#`` for every :data:`HASH_EVERY`-th odd ``i``, ``bench/d<i>/+`` for the
+    other odd ones. The topic ``bench/d<j>/temp`` matches exactly one of them for every ``j < n``.
+
+    >>> filters(4)
+    ['bench/d0/temp', 'bench/d1/#', 'bench/d2/temp', 'bench/d3/+']
+    """
+    return [f"bench/d{i}/{_last_level(i)}" for i in range(n)]
+
+
+def _last_level(i: int) -> str:
+    if i % 2 == 0:
+        return "temp"
+    return "#" if i % (2 * HASH_EVERY) == 1 else "+"
+
+
+def broker_cpu_s(pid: int) -> float:
+    """CPU time (user + system, every thread) of process ``pid`` so far, in seconds, from
+    ``/proc/<pid>/stat`` (Linux): what a process did, whatever the load on the machine.
+
+    Raises FileNotFoundError when there is no such process (or no ``/proc``).
+    """
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stream:
+        stat = stream.read()
+    # The command name, in parentheses, may hold spaces: the fields to count start after it.
+    # utime and stime are fields 14 and 15 of proc(5), the 12th and 13th after the name.
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind((HOST, 0))
@@ -79,8 +120,8 @@ def _free_port() -> int:
 
 
 @contextmanager
-def broker_process(broker: str, log: Path, ready_seconds: float = 30.0) -> Iterator[int]:
-    """Run :mod:`.amqtt_server` with ``broker`` on a free port (yielded) and stop it by PID."""
+def broker_process(broker: str, log: Path, ready_seconds: float = 30.0) -> Iterator[tuple[int, int]]:
+    """Run :mod:`.amqtt_server` with ``broker`` on a free port; yield (port, PID); stop it by PID."""
     port = _free_port()
     with log.open("w") as stream:
         process = subprocess.Popen(
@@ -98,7 +139,7 @@ def broker_process(broker: str, log: Path, ready_seconds: float = 30.0) -> Itera
                     if process.poll() is not None or time.monotonic() > deadline:
                         raise RuntimeError(f"the {broker} amqtt broker did not start: see {log}") from None
                     time.sleep(0.05)
-            yield port
+            yield port, process.pid
         finally:
             process.terminate()
             try:
@@ -220,48 +261,79 @@ def _percentiles(latencies_us: list[int]) -> dict[str, float]:
     return {f"p{p:g}": histogram.get_value_at_percentile(p) / 1000 for p in PERCENTILES}  # ms
 
 
-def _routing(broker: str, n: int, plan: Plan, repeat: int, out: Path, progress: Progress) -> dict[str, Any]:
-    """Throughput and latency of one broker at ``n`` subscriptions (module docstring)."""
-    rng = random.Random(n)
+def _routing(plan: Plan, repeat: int, out: Path, progress: Progress) -> dict[str, dict[int, dict[str, Any]]]:
+    """Subscribing, throughput and latency of both brokers at each size, ``repeat`` rounds on
+    fresh brokers (module docstring); the brokers take turns, with the same messages in a round,
+    so that a change of load on the machine falls on both."""
+    rounds: dict[str, dict[int, list[dict[str, Any]]]] = {b: {n: [] for n in plan.sizes} for b in BROKERS}
+    for n in plan.sizes:
+        for k in range(repeat):
+            for broker in BROKERS:
+                got = _round(broker, n, plan, out, random.Random(n * 1000 + k))
+                rounds[broker][n].append(got)
+                progress(
+                    f"{broker} at {n:,} subscriptions, round {k + 1} of {repeat}: "
+                    f"{got['msg_per_s']:,.0f} msg/s, p50 {got['latency_ms']['p50']:.2f} ms, subscribing "
+                    f"{got['subscribe_s']:.1f} s ({got['subscribe_cpu_s']:.2f} s of broker CPU)"
+                )
+    return {b: {n: _summary(rounds[b][n]) for n in plan.sizes} for b in BROKERS}
+
+
+def _summary(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    """The medians of one broker's rounds at ``n`` subscriptions, and the rounds."""
+    return {
+        "msg_per_s": statistics.median(r["msg_per_s"] for r in rounds),
+        "publish_cpu_us": statistics.median(r["publish_cpu_us"] for r in rounds),
+        "subscribe_s": statistics.median(r["subscribe_s"] for r in rounds),
+        "subscribe_cpu_s": statistics.median(r["subscribe_cpu_s"] for r in rounds),
+        "latency_ms": {
+            k: statistics.median(r["latency_ms"][k] for r in rounds) for k in rounds[0]["latency_ms"]
+        },
+        "all_delivered": all(r["sent"] == r["delivered"] for r in rounds),
+        "rounds": rounds,
+    }
+
+
+def _round(broker: str, n: int, plan: Plan, out: Path, rng: random.Random) -> dict[str, Any]:
+    """One round of :func:`_routing` on a fresh broker."""
     deliveries = _Deliveries()
-    with broker_process(broker, out / f"broker-{broker}-{n}.log") as port:
+    wanted = filters(n)
+    with broker_process(broker, out / f"broker-{broker}-{n}.log") as (port, pid):
         receivers = [_Client(port, f"receiver{r}", deliveries, plan.setup_seconds) for r in range(RECEIVERS)]
+        cpu = broker_cpu_s(pid)
         started = time.perf_counter()
         for r, receiver in enumerate(receivers):
-            receiver.subscribe([f"bench/d{i}/+" for i in range(r, n, RECEIVERS)], plan.setup_seconds)
+            receiver.subscribe(wanted[r::RECEIVERS], plan.setup_seconds)
         subscribe_s = time.perf_counter() - started
+        subscribe_cpu_s = broker_cpu_s(pid) - cpu
         publisher = _Client(port, "publisher", None, plan.setup_seconds)
         try:
             _flow(publisher, deliveries, rng, n, min(plan.messages, 500), plan.seconds / 2)  # warm-up
-            rates, delivered, pings = [], [], []
-            for _ in range(repeat):
-                rate, count = _flow(publisher, deliveries, rng, n, plan.messages, plan.seconds)
-                rates.append(rate)
-                delivered.append(count)
-                pings.append(_pings(publisher, deliveries, rng, n, plan.pings, plan.ping_seconds))
+            cpu = broker_cpu_s(pid)
+            rate, sent, delivered = _flow(publisher, deliveries, rng, n, plan.messages, plan.seconds)
+            publish_cpu_s = broker_cpu_s(pid) - cpu
+            pings = _pings(publisher, deliveries, rng, n, plan.pings, plan.ping_seconds)
         finally:
             for client in (*receivers, publisher):
                 client.close()
-    result: dict[str, Any] = {
-        "msg_per_s": statistics.median(rates),
-        "rates": rates,
+    return {
+        "msg_per_s": rate,
+        "sent": sent,
         "delivered": delivered,
+        "publish_cpu_s": publish_cpu_s,
+        "publish_cpu_us": publish_cpu_s / max(delivered, 1) * 1e6,  # per delivered message
         "subscribe_s": subscribe_s,
-        "latency_ms": {k: statistics.median(p[k] for p in pings) for k in pings[0] if k != "count"},
-        "pings": [int(p["count"]) for p in pings],
+        "subscribe_cpu_s": subscribe_cpu_s,
+        "latency_ms": {k: v for k, v in pings.items() if k != "count"},
+        "pings": int(pings["count"]),
     }
-    progress(
-        f"{broker} at {n:,} subscriptions: {result['msg_per_s']:,.0f} msg/s, p50 "
-        f"{result['latency_ms']['p50']:.2f} ms"
-    )
-    return result
 
 
 def _flow(
     publisher: _Client, deliveries: _Deliveries, rng: random.Random, n: int, messages: int, seconds: float
-) -> tuple[float, int]:
+) -> tuple[float, int, int]:
     """Publish up to ``messages`` with at most :data:`WINDOW` in flight, for at most ``seconds``;
-    (delivered per second, delivered)."""
+    (delivered per second, sent, delivered)."""
     with deliveries.cond:
         base = deliveries.count
     start = time.perf_counter()
@@ -278,7 +350,7 @@ def _flow(
     with deliveries.cond:
         got = deliveries.count - base
         end = deliveries.last if got else time.perf_counter()
-    return got / max(end - start, 1e-9), got
+    return got / max(end - start, 1e-9), sent, got
 
 
 def _pings(
@@ -303,7 +375,7 @@ def _retained(broker: str, plan: Plan, repeat: int, out: Path, progress: Progres
     """SUBSCRIBE with ``plan.retained`` retained messages: narrow filters, then everything."""
     rng = random.Random(3)
     deliveries = _Deliveries(keep_topics=True)
-    with broker_process(broker, out / f"broker-{broker}-retained.log") as port:
+    with broker_process(broker, out / f"broker-{broker}-retained.log") as (port, _pid):
         loader = _Client(port, "loader", None, plan.setup_seconds)
         started = time.perf_counter()
         for i in range(plan.retained):
@@ -378,12 +450,39 @@ def run(out: Path, repeat: int, quick: bool, progress: Progress) -> Path:
             "receivers": RECEIVERS,
         },
     )
-    routing = {b: {n: _routing(b, n, plan, repeat, out, progress) for n in plan.sizes} for b in BROKERS}
+    routing = _routing(plan, repeat, out, progress)
     retained = {b: _retained(b, plan, repeat, out, progress) for b in BROKERS}
     report.result("routing", {b: {str(n): r for n, r in rows.items()} for b, rows in routing.items()})
     report.result("retained", retained)
     _write(report, plan, routing, retained)
     return report.write()
+
+
+def _delivery_note(*by_broker: dict[int, dict[str, Any]]) -> str:
+    """Whether every round delivered each message sent exactly once (the check of the mix)."""
+    short = [
+        f"{n:,} ({r['delivered']:,} of {r['sent']:,})"
+        for rows in by_broker
+        for n, row in rows.items()
+        for r in row["rounds"]
+        if r["delivered"] != r["sent"]
+    ]
+    if not short:
+        return "In every round each message sent was delivered once."
+    return "Rounds where deliveries and sends differ: " + ", ".join(short) + "."
+
+
+def _ratio(numerator: dict[str, Any], denominator: dict[str, Any], key: str) -> str:
+    """``numerator[key] / denominator[key]`` of the medians, with the range the rounds allow:
+    ``"3.1x (2.5-3.8x)"``; "n/a" where a denominator is 0 (less CPU than a clock tick)."""
+    tops = [r[key] for r in numerator["rounds"]]
+    bottoms = [r[key] for r in denominator["rounds"]]
+    if min(bottoms) <= 0 or denominator[key] <= 0:
+        return "n/a"
+    median = numerator[key] / denominator[key]
+    low, high = min(tops) / max(bottoms), max(tops) / min(bottoms)
+    digits = 1 if low >= 10 else 2
+    return f"{median:.{digits}f}x ({low:.{digits}f}-{high:.{digits}f}x)"
 
 
 def _write(
@@ -394,35 +493,70 @@ def _write(
 ) -> None:
     stock, ours = routing["stock"], routing["topicmatch"]
     report.text(
-        "Delivered messages per second (throughput runs, at most 64 in flight) and the latency of "
-        "one message at a time (send to delivery), medians of the runs. Each message matches one "
-        "subscription; the ratio is topicmatch / stock."
+        f"Filters: a mix, one per device `i`: half `bench/d<i>/temp` (literal), the rest "
+        f"`bench/d<i>/+` but one in {HASH_EVERY} `bench/d<i>/#`. Each published `bench/d<j>/temp` "
+        f"matches exactly one subscription. {_delivery_note(stock, ours)}"
     )
-    rows = []
-    for n in plan.sizes:
-        s, o = stock[n], ours[n]
-        rows.append(
-            [
-                fmt_int(n),
-                fmt_int(s["msg_per_s"]),
-                fmt_int(o["msg_per_s"]),
-                f"{o['msg_per_s'] / s['msg_per_s']:.1f}x",
-                f"{s['latency_ms']['p50']:.2f} / {s['latency_ms']['p99']:.2f}",
-                f"{o['latency_ms']['p50']:.2f} / {o['latency_ms']['p99']:.2f}",
-                f"{s['subscribe_s']:.1f} / {o['subscribe_s']:.1f}",
-            ]
-        )
+    report.text(
+        "**Publishing.** Delivered messages per second (at most 64 in flight), the broker "
+        "process's CPU time per delivered message, and the latency of one message at a time "
+        "(send to delivery). Medians of the rounds; in brackets, the lowest and highest ratio "
+        "the rounds allow (the worst round of one broker against the best of the other): the "
+        "spread between runs of the same broker."
+    )
     report.table(
         [
             "subscriptions",
             "stock msg/s",
             "topicmatch msg/s",
-            "ratio",
-            "stock p50 / p99 ms",
-            "topicmatch p50 / p99 ms",
-            "subscribing s (stock / topicmatch)",
+            "msg/s, topicmatch / stock",
+            "broker CPU µs per message (stock / topicmatch)",
+            "CPU per message, stock / topicmatch",
+            "latency p50 / p99 ms, stock",
+            "latency p50 / p99 ms, topicmatch",
         ],
-        rows,
+        [
+            [
+                fmt_int(n),
+                fmt_int(stock[n]["msg_per_s"]),
+                fmt_int(ours[n]["msg_per_s"]),
+                _ratio(ours[n], stock[n], "msg_per_s"),
+                f"{stock[n]['publish_cpu_us']:,.0f} / {ours[n]['publish_cpu_us']:,.0f}",
+                _ratio(stock[n], ours[n], "publish_cpu_us"),
+                f"{stock[n]['latency_ms']['p50']:.2f} / {stock[n]['latency_ms']['p99']:.2f}",
+                f"{ours[n]['latency_ms']['p50']:.2f} / {ours[n]['latency_ms']['p99']:.2f}",
+            ]
+            for n in plan.sizes
+        ],
+    )
+    report.text(
+        "**Subscribing.** All `n` filters in SUBSCRIBE packets of 500, four clients one after "
+        "the other: the clients' wall time until the last SUBACK, and the broker process's CPU "
+        "time (user + system) over the same span, which a busy machine does not inflate. "
+        "Ratios are stock / topicmatch: above 1, topicmatch is faster."
+    )
+    report.table(
+        [
+            "subscriptions",
+            "wall s, stock",
+            "wall s, topicmatch",
+            "wall, stock / topicmatch",
+            "broker CPU s, stock",
+            "broker CPU s, topicmatch",
+            "broker CPU, stock / topicmatch",
+        ],
+        [
+            [
+                fmt_int(n),
+                f"{stock[n]['subscribe_s']:.2f}",
+                f"{ours[n]['subscribe_s']:.2f}",
+                _ratio(stock[n], ours[n], "subscribe_s"),
+                f"{stock[n]['subscribe_cpu_s']:.2f}",
+                f"{ours[n]['subscribe_cpu_s']:.2f}",
+                _ratio(stock[n], ours[n], "subscribe_cpu_s"),
+            ]
+            for n in plan.sizes
+        ],
     )
     sizes = [float(n) for n in plan.sizes]
     report.chart(
@@ -454,6 +588,19 @@ def _write(
             logy=True,
         ),
         "Latency percentiles of one message at a time, stock amqtt and amqtt on topicmatch",
+    )
+    report.chart(
+        "subscribing",
+        charts.lines(
+            sizes,
+            {b: [routing[b][n]["subscribe_cpu_s"] for n in plan.sizes] for b in BROKERS},
+            "subscriptions",
+            "broker CPU seconds to take all the filters",
+            "amqtt broker: CPU time of subscribing (SUBSCRIBE packets of 500 filters)",
+            logx=True,
+            logy=True,
+        ),
+        "Broker CPU time to take n subscriptions, stock amqtt and amqtt on topicmatch",
     )
     s, o = retained["stock"], retained["topicmatch"]
     report.text(
