@@ -121,9 +121,13 @@ async def _until_sessions(broker: Broker, count: int) -> None:
 
 def _held(broker: Broker, own: set[str]) -> dict[str, int]:
     """The number of entries of each sized structure the subclass adds to amqtt's broker (and
-    of the share groups' own), and of amqtt's dicts of sessions and subscriptions."""
+    of its DeliveryPlanner's and the planner's share groups' own), and of amqtt's dicts of
+    sessions and subscriptions."""
     held = {name: len(value) for name in sorted(own) if hasattr(value := getattr(broker, name), "__len__")}
-    held |= {f"_shares.{name}": len(getattr(broker._shares, name)) for name in ("_members", "_next")}
+    planner = broker._planner
+    held |= {f"_planner.{name}": len(getattr(planner, name)) for name in ("_clients", "_created", "_matcher")}
+    groups = planner._groups
+    held |= {f"_planner._groups.{name}": len(getattr(groups, name)) for name in ("_members", "_next")}
     return held | {"_sessions": len(broker._sessions), "_subscriptions": len(broker._subscriptions)}
 
 
@@ -163,7 +167,8 @@ def test_departed_clients_leave_nothing_in_the_broker() -> None:
 
     before, after, (start, after_n, after_2n) = asyncio.run(main())
     assert after == before
-    assert (before["_granted"], before["_sessions"]) == (2, 1)  # the client that stays
+    # the client that stays: its two routes (m/+ and its group's), its session
+    assert (before["_planner._matcher"], before["_session_of"], before["_sessions"]) == (2, 1, 1)
     # The first traced round still allocates what grows once (about 1 KB a client); the second
     # grows by 0-350 bytes a client from run to run, where one kept Session costs 24 KB.
     per_client = (after_2n - after_n) / DEPARTED

@@ -229,9 +229,9 @@ def test_unsubscribe_and_disconnect_leave_no_route() -> None:
         await a.subscribe([("x/#", QOS_1), ("y/+", QOS_1), ("$share/g/z", QOS_1)])
         b = await connect("b")
         await b.subscribe([("x/#", QOS_1), (SENTINEL, QOS_1)])
-        assert len(broker._routes) == 5
+        assert len(broker._planner._matcher) == 5
         await a.unsubscribe(["y/+"])
-        assert len(broker._routes) == 4
+        assert len(broker._planner._matcher) == 4
         # amqtt keeps a disconnected session's subscriptions until its session monitor ends the
         # session (within a second or so, for a clean one), or until the client comes back
         # with a clean session: either way, its routes are gone once it is back.
@@ -240,7 +240,7 @@ def test_unsubscribe_and_disconnect_leave_no_route() -> None:
         await pub.publish("x/1", b"", qos=QOS_1)
         assert await received_until_sentinel(b, pub) == ["x/1"]
         await connect("a")
-        assert len(broker._routes) == 2
+        assert len(broker._planner._matcher) == 2
         assert "x/#" in broker.subscriptions
 
     run(scenario)
@@ -313,3 +313,56 @@ def test_the_acl_plugin_takes_a_mosquitto_acl_file_and_its_version(
     plugin = {"topicmatch.compat.amqtt.TopicACLPlugin": {"acl_file": str(acl), "acl_version": version}}
     run(scenario, Broker, plugin)
     assert got == codes
+
+
+def test_an_acl_file_reads_by_the_username_of_the_latest_connect(tmp_path: Path) -> None:
+    """With an acl_file the planner applies each client's read rules (no RECEIVE check through
+    amqtt's plugins): a client that resumes its session under another username reads by it."""
+    acl = tmp_path / "acl"
+    acl.write_text("topic read public/#\ntopic read zz/#\ntopic write #\nuser u\ntopic readwrite #\n")
+
+    async def scenario(broker: Broker, connect: Callable[..., Awaitable[MQTTClient]]) -> None:
+        assert not broker._receive_checks
+        as_u = await connect("c", username="u", clean=False)
+        assert await as_u.subscribe([("+/news", QOS_1), (SENTINEL, QOS_1)]) == [1, 1]
+        pub = await connect("pub")
+        await pub.publish("private/news", b"", qos=QOS_1)
+        assert await received_until_sentinel(as_u, pub) == ["private/news"]
+        await as_u.disconnect()
+        anonymous = await connect("c", clean=False)  # the same session, no username
+        for topic in ("private/news", "public/news"):
+            await pub.publish(topic, b"", qos=QOS_1)
+        assert await received_until_sentinel(anonymous, pub) == ["public/news"]
+
+    run(scenario, Broker, {"topicmatch.compat.amqtt.TopicACLPlugin": {"acl_file": str(acl)}})
+
+
+def _copies_of_overlapping_subscriptions(broker_class: type) -> list[tuple[str, int]]:
+    """What a client subscribed to a/+ at QoS 0 and a/# at QoS 2 receives of one publish on a/b
+    at QoS 2: (topic, QoS) of each PUBLISH before the sentinel."""
+    got: list[tuple[str, int]] = []
+
+    async def scenario(broker: Any, connect: Callable[..., Awaitable[MQTTClient]]) -> None:
+        client = await connect("c")
+        assert await client.subscribe([("a/#", 2), ("a/+", QOS_0), (SENTINEL, 2)]) == [2, 0, 2]
+        pub = await connect("pub")
+        await pub.publish("a/b", b"x", qos=2)
+        await pub.publish(SENTINEL, b"end", qos=2)  # QoS 2 as the copy at QoS 2: in its order
+        for _ in range(10):  # bounded: two copies at most
+            message = await client.deliver_message(timeout_duration=WAIT)
+            assert message is not None
+            if message.topic == SENTINEL:
+                return
+            got.append((message.topic, message.qos))
+        raise AssertionError(f"no sentinel after {got}")
+
+    run(scenario, broker_class)
+    return got
+
+
+def test_an_mqtt311_client_gets_one_copy_of_its_first_matching_subscription_as_mosquitto() -> None:
+    # Mosquitto (DeliveryPlanner, tests/brokers/test_delivery_mosquitto.py): one copy to an MQTT
+    # 3.1.1 client, with the QoS of the first subscription of its walk (a/+ before a/#), not the
+    # highest. Stock amqtt sends one copy per matching subscription.
+    assert sorted(_copies_of_overlapping_subscriptions(AmqttBroker)) == [("a/b", 0), ("a/b", 2)]
+    assert _copies_of_overlapping_subscriptions(Broker) == [("a/b", 0)]

@@ -427,6 +427,10 @@ def test_subscribe_many_is_subscribe_of_each_pair_in_one_matcher_change() -> Non
     assert (bulk.count("c0"), bulk.count("c9")) == (3, 0)
     held = [bulk.holds(c, f) for c, f in [("c0", "$share/g/a/+"), ("c0", "a/+"), ("c9", "a")]]
     assert held == [True, False, False]
+    removals = bulk._matcher = _Counting(changes.inner, "unsubscribe_many")  # type: ignore[assignment]
+    assert bulk.disconnect("c0") == 3
+    assert removals.calls == 1  # the client's routes out in one change
+    assert [d.client for d in bulk.plan("a/b")] == ["c1"]
 
 
 @pytest.mark.parametrize(

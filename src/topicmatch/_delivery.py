@@ -52,7 +52,8 @@ O(k log k) for the k matching subscriptions (normal ones, and one per shared gro
 (O(R x w), :class:`~topicmatch.ClientRules`). :meth:`~DeliveryPlanner.subscribe` and
 :meth:`~DeliveryPlanner.unsubscribe` are a matcher change (:meth:`~DeliveryPlanner.subscribe_many`:
 one for all its pairs) plus O(members) for a shared one;
-:meth:`~DeliveryPlanner.disconnect` does that for each of the client's subscriptions. Not
+:meth:`~DeliveryPlanner.disconnect` does that for each of the client's subscriptions, in one
+:meth:`~topicmatch.Matcher.unsubscribe_many`. Not
 thread-safe, like :class:`~topicmatch.SharedGroups`: a broker calls it from its event loop.
 """
 
@@ -227,8 +228,8 @@ class DeliveryPlanner:
         known = self._clients.pop(client, None)
         if known is None:
             return 0
-        for entry in list(known.subscriptions.values()):
-            self._remove(entry)
+        routes = [self._leave(entry) for entry in known.subscriptions.values()]
+        self._matcher.unsubscribe_many([route for route in routes if route is not None])
         return len(known.subscriptions)
 
     def subscribe(self, client: Text, filter_: Text, options: Subscription = DEFAULT) -> bool:
@@ -300,7 +301,9 @@ class DeliveryPlanner:
         entry = self._known(client).subscriptions.get(filter_)
         if entry is None:
             return False
-        self._remove(entry)
+        route = self._leave(entry)
+        if route is not None:
+            self._matcher.unsubscribe(*route)
         del self._clients[entry.client].subscriptions[entry.filter]
         return True
 
@@ -411,14 +414,16 @@ class DeliveryPlanner:
             raise ConfigurationError(f"client {client!r} is not connected: connect() it first")
         return known
 
-    def _remove(self, entry: _Entry) -> None:
-        """Take the subscription out of the matcher (and its shared group)."""
+    def _leave(self, entry: _Entry) -> tuple[str, _Entry | ShareGroup] | None:
+        """Take the subscription out of its shared group, if any; the route to take out of the
+        matcher: its own, or its group's once the group is empty, else None."""
         group = entry.group
         if group is None:
-            self._matcher.unsubscribe(entry.filter, entry)
-        elif self._groups.leave(entry.filter, entry.client):
-            self._matcher.unsubscribe(entry.filter, group)
+            return (entry.filter, entry)
+        if self._groups.leave(entry.filter, entry.client):
             del self._created[group]
+            return (entry.filter, group)
+        return None
 
 
 def _first_two(item: tuple[tuple[int, ...], object, object]) -> tuple[tuple[int, ...], object]:

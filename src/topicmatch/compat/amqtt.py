@@ -7,8 +7,8 @@ amqtt (Python's asyncio MQTT broker) is a good broker with four matching defects
 1. **Every publish scans every subscription.** amqtt's ``_run_broadcast`` calls ``_matches`` on
    each subscription's filter for each message, and formats a debug string for each miss: 0.5
    ms per publish at 1,000 subscriptions, 50 ms at 100,000. Here a
-   :class:`~topicmatch.Matcher` (``dialect="mqtt"``) finds the subscriptions of a topic in
-   microseconds, whatever their number.
+   :class:`~topicmatch.DeliveryPlanner` plans each message with one
+   :meth:`~topicmatch.Matcher.lookup`, microseconds whatever the number of subscriptions.
 2. **Every SUBSCRIBE scans every retained message.** Here the retained messages are also kept
    in a :class:`~topicmatch.TopicIndex`, which walks only the branch the filter names (a broad
    filter such as ``#`` costs no more than the scan).
@@ -16,7 +16,9 @@ amqtt (Python's asyncio MQTT broker) is a good broker with four matching defects
    allowed ``sensors/+`` subscribe to ``sensors/#`` (and ``+`` to ``#``). :class:`TopicACLPlugin`
    takes the same configuration and allows a filter only if an allowed filter *covers* it
    (:meth:`Dialect.covers <topicmatch.Dialect.covers>`), or takes a Mosquitto ``acl_file``
-   (:class:`~topicmatch.AccessRules`).
+   (:class:`~topicmatch.AccessRules`). With an ``acl_file`` and no other topic plugin, the
+   planner applies each client's read rules (:class:`~topicmatch.ClientRules`, of the username
+   of its latest CONNECT) to each message, with no RECEIVE check through amqtt's plugins.
 4. **A client that connects is sent other clients' retained messages.** amqtt replays the
    retained messages of *every* subscription of the broker to each connecting client; here only
    those of the client's own subscriptions.
@@ -27,16 +29,29 @@ arriving. Here that line names the number of filters. A SUBSCRIBE's filters (or 
 session's, through :meth:`Broker.add_subscriptions`) join the matcher in one
 :meth:`~topicmatch.Matcher.subscribe_many`.
 
+Who receives a message, and at which QoS, is the planner's answer
+(:class:`~topicmatch.DeliveryPlanner` states the rules), Mosquitto's for
+MQTT 3.1.1 clients, the only ones amqtt speaks to: a client gets one copy however many of its
+subscriptions match (amqtt sends one per subscription), with the QoS of the first in
+Mosquitto's walk of the topic (``a/+`` before ``a/#``), not the highest. amqtt's queue keeps no
+QoS of a client's PUBLISH, so that copy has its subscription's QoS, as in amqtt; a QoS amqtt
+forces (a will's) is capped by the subscription's (MQTT 3.1.1, 3.8.4), where amqtt sends it
+as forced.
+
 And ``$share/<group>/<filter>``, a literal filter to amqtt, is a shared subscription: each
 message goes to one member of each group (round-robin by default, in Mosquitto's order; or
 random, hash of the topic, EMQX's hash of the publisher's client id, or EMQX's sticky:
 :class:`BrokerOptions`), passing over a member that is away (amqtt keeps a disconnected
 client's subscriptions until its session ends) unless all are; a shared subscription gets no
-retained messages (MQTT 5, 4.8.2).
+retained messages (MQTT 5, 4.8.2). The planner's groups keep the members and the round-robin
+queues; the broker's chooser (``DeliveryPlanner(chooser=...)``) adds sticky, the hash of the
+client id and the passing over, which the planner's :class:`~topicmatch.SharedGroups` has not.
+As in Mosquitto, a member that already has the message by another of its subscriptions spends
+its group's turn, and that group's copy is lost.
 
 What it holds against clients that come and go:
 
-* **Churn during a broadcast.** A message's recipients are chosen from one lookup before the
+* **Churn during a broadcast.** A message's recipients are planned (one lookup) before the
   first await, and their topic plugins' RECEIVE checks are awaited together: a client that
   subscribes, unsubscribes or leaves meanwhile changes no other delivery, and one whose
   subscription ended meanwhile is skipped. (amqtt's own loop awaits inside its walk of the
@@ -47,7 +62,7 @@ What it holds against clients that come and go:
 * **Nothing is kept of a departed client.** Wherever amqtt ends a session (a clean session's
   CONNECT replacing the old one, its session monitor ending a disconnected clean or anonymous
   session or an expired one, shutdown), and whenever a client unsubscribes, its entries go:
-  here, in the share groups, and amqtt's list of a filter once it is empty. Its socket is
+  in the planner and its share groups, and amqtt's list of a filter once it is empty. Its socket is
   closed even when the client closed its end first (amqtt's writer then left it to the
   garbage collector). tests/test_amqtt_churn.py counts the deliveries under churn, what
   departed clients leave in the structures, and the memory per departed client.
@@ -83,11 +98,13 @@ from typing import Any
 
 from topicmatch import (
     AccessRules,
+    Copy,
+    DeliveryPlanner,
     InvalidPatternError,
     InvalidTopicError,
-    Matcher,
     SharedGroups,
     ShareGroup,
+    Subscription,
     TopicIndex,
     TopicMatchError,
     capture,
@@ -205,32 +222,52 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         super().__init__(config, loop, plugin_namespace)
         self._retained_messages = _RetainedMessages()
         self._subscriptions = _Subscriptions()
-        self._routes = Matcher[tuple[str, str]](dialect="mqtt")
         options = options_of(self.plugins_manager.plugins, share_policy)
         self.share_policy, self.limits = options.share_policy, options.limits
-        self._shares = SharedGroups[str](SHARED_GROUPS_POLICY[self.share_policy])
-        self._sticky: dict[ShareGroup, str] = {}  # sticky: each group's member while it is there
         # amqtt turns topic filtering on for any plugins: section, topic plugin or not, and then
         # checks every topic with none to ask (True): here a check runs only when one can answer.
-        self._topic_checks = self.plugins_manager.is_topic_filtering_enabled() and any(
-            hasattr(plugin, "topic_filtering") for plugin in self.plugins_manager.plugins
-        )
-        # (client id, filter) -> (session, granted QoS) of each subscription, plain or shared,
-        # and each client's filters: routing and unsubscribing never scan every subscription,
-        # and a client's entries leave with its subscriptions.
-        self._granted: dict[tuple[str, str], tuple[Session, int]] = {}
-        self._filters_of: dict[str, set[str]] = {}
+        topic_plugins = [
+            plugin for plugin in self.plugins_manager.plugins if hasattr(plugin, "topic_filtering")
+        ]
+        self._topic_checks = self.plugins_manager.is_topic_filtering_enabled() and bool(topic_plugins)
+        # A TopicACLPlugin with an acl_file, the only topic plugin: the planner applies its read
+        # rules (ClientRules) and a live message needs no RECEIVE check through amqtt's plugins.
+        only = topic_plugins[0] if len(topic_plugins) == 1 else None
+        self._rules = only._rules if self._topic_checks and isinstance(only, TopicACLPlugin) else None
+        self._receive_checks = self._topic_checks and self._rules is None
+        self._forget_routes()
 
     def _forget_routes(self) -> None:
-        self._routes = Matcher[tuple[str, str]](dialect="mqtt")
-        self._shares = SharedGroups[str](self._shares.policy)
-        self._sticky.clear()
-        self._granted.clear()
-        self._filters_of.clear()
+        self._planner = DeliveryPlanner(
+            share_policy=SHARED_GROUPS_POLICY[self.share_policy], chooser=self._member_for
+        )
+        # The session of each client the planner holds (one with a subscription), and sticky's
+        # member of each group while it is there.
+        self._session_of: dict[str, Session] = {}
+        self._sticky: dict[ShareGroup, str] = {}
 
     async def start(self) -> None:
         self._forget_routes()  # amqtt's start() clears its subscriptions and retained messages
         await super().start()
+
+    async def _authenticate(self, session: Session, listener: Any) -> bool:
+        """amqtt's check of a CONNECT; a client that resumes its session (amqtt has given it
+        the new CONNECT's username) takes the read rules of its new username."""
+        allowed: bool = await super()._authenticate(session, listener)
+        if self._rules is not None and session.client_id in self._session_of:
+            self._connect(session)
+        return allowed
+
+    def _connect(self, session: Session) -> None:
+        """The client in the planner: MQTT 3.1.1 (all amqtt speaks), with its read rules if the
+        ACL plugin has them. A client joins the planner with its first subscription and leaves
+        it with its last, or when its session ends."""
+        client = session.client_id
+        rules = (
+            None if self._rules is None else self._rules.client(username=session.username, client_id=client)
+        )
+        self._planner.connect(client, mqtt5=False, rules=rules)
+        self._session_of[client] = session
 
     async def _stop_handler(self, handler: Any) -> None:
         """amqtt's stop of a connection's handler, and then its socket closed in any case.
@@ -259,18 +296,20 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         failure code 0x80 (MQTT 3.1.1; a refused filter changes nothing) for a filter
 
         * the mqtt dialect rejects (amqtt's own check, and Mosquitto's rules: ``a/#/b``,
-          ``$share//x``, a NUL, more than 200 ``/``);
+          ``$share//x``, a NUL, more than 200 ``/``), or asked with a QoS other than 0-2;
         * the cost rule refuses (:meth:`Limits.refuses`);
         * a topic plugin refuses (their SUBSCRIBE checks awaited together, as :meth:`_checked`);
         * beyond the client's ``max_subscriptions`` (the packet's earlier filters count).
 
         A filter the client holds already keeps its first grant (as amqtt) and answers the QoS
-        asked. The new routes join the matcher in one :meth:`~topicmatch.Matcher.subscribe_many`,
-        after the checks and with no await between the bookkeeping and it: O(filters) and one
-        change, not one per filter."""
-        limits, client = self.limits, session.client_id
+        asked. The new subscriptions join the planner in one
+        :meth:`~topicmatch.DeliveryPlanner.subscribe_many` (one
+        :meth:`~topicmatch.Matcher.subscribe_many`), after the checks and with no await between
+        the bookkeeping and it: O(filters) and one change, not one per filter."""
+        limits, client, planner = self.limits, session.client_id, self._planner
         valid = [
-            _valid(topic_filter) and not limits.refuses(topic_filter) for topic_filter, _qos in subscriptions
+            asked in (0, 1, 2) and _valid(topic_filter) and not limits.refuses(topic_filter)
+            for topic_filter, asked in subscriptions
         ]
         pairs = [
             (session, topic_filter)
@@ -279,19 +318,19 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         ]
         allowed = iter(await self._checked(pairs, Action.SUBSCRIBE))
         max_qos = getattr(self.config, "max_qos", None)  # amqtt's cap of the QoS (no field in 0.12)
-        held = self._filters_of.get(client, ())
         room = (
-            len(subscriptions) if limits.max_subscriptions is None else limits.max_subscriptions - len(held)
+            len(subscriptions)
+            if limits.max_subscriptions is None
+            else limits.max_subscriptions - planner.count(client)
         )
         codes: list[int] = []
-        routes: list[tuple[str, Any]] = []
+        new: dict[str, Subscription] = {}
         for (topic_filter, asked), ok in zip(subscriptions, valid, strict=True):
             qos = min(asked, max_qos) if isinstance(max_qos, int) else asked
-            key = (client, topic_filter)
             if not (ok and next(allowed)):
                 codes.append(_FAILED)
-            elif key in self._granted:  # amqtt keeps the first grant and answers the QoS asked
-                codes.append(qos)
+            elif topic_filter in new or planner.holds(client, topic_filter):
+                codes.append(qos)  # amqtt keeps the first grant and answers the QoS asked
             elif room <= 0:
                 codes.append(_FAILED)
             else:
@@ -300,11 +339,11 @@ class Broker(AmqttBroker):  # type: ignore[misc]
                 entries = self._subscriptions.setdefault(topic_filter, [])
                 if all(other.client_id != client for other, _qos in entries):
                     entries.append((session, qos))
-                self._granted[key] = (session, qos)
-                self._filters_of.setdefault(client, set()).add(topic_filter)
-                shared = topic_filter.startswith("$share/")
-                routes.append((topic_filter, self._shares.join(topic_filter, client) if shared else key))
-        self._routes.subscribe_many(routes)
+                new[topic_filter] = Subscription(qos=qos)
+        if new:
+            if self._session_of.get(client) is not session:
+                self._connect(session)
+            planner.subscribe_many(client, new.items())
         return codes
 
     async def _handle_subscription(
@@ -312,7 +351,8 @@ class Broker(AmqttBroker):  # type: ignore[misc]
     ) -> None:
         """amqtt's handling of one SUBSCRIBE, its filters subscribed together
         (:meth:`add_subscriptions`); then, as amqtt, the SUBACK, and for each granted filter the
-        CLIENT_SUBSCRIBED event and its retained messages."""
+        CLIENT_SUBSCRIBED event and its retained messages (every plain one: what the planner's
+        subscribe answers for an MQTT 3.1.1 client)."""
         subscriptions = subscribe_waiter.result()
         codes = await self.add_subscriptions(subscriptions.topics, client_session)
         await handler.mqtt_acknowledge_subscription(subscriptions.packet_id, codes)
@@ -327,46 +367,45 @@ class Broker(AmqttBroker):  # type: ignore[misc]
                 await self._publish_retained_messages_for_subscription((topic_filter, qos), client_session)
 
     def _del_subscription(self, a_filter: str, session: Session) -> int:
-        """amqtt's removal of one subscription, and of everything kept for it (:meth:`_forget`)."""
-        deleted, route = self._forget(a_filter, session)
-        if route is not None:
-            self._routes.unsubscribe(*route)
+        """amqtt's removal of one subscription, and of everything kept for it: its entry in
+        the planner (which leaves its group), sticky's choice, the client in the planner once it
+        holds no subscription, amqtt's list of the filter once empty (amqtt keeps an empty list
+        per filter ever unsubscribed). O(the filter's words + the group's members)."""
+        deleted = self._forget(a_filter, session)
+        client = session.client_id
+        if self._planner.holds(client, a_filter):
+            self._planner.unsubscribe(client, a_filter)
+            if not self._planner.count(client):
+                self._planner.disconnect(client)
+                del self._session_of[client]
         return deleted
 
-    def _forget(self, a_filter: str, session: Session) -> tuple[int, tuple[str, Any] | None]:
-        """amqtt's removal of one subscription, its entries here and its group membership, and
-        amqtt's list of the filter once empty (amqtt keeps an empty list per filter ever
-        unsubscribed); and the route to take out of the matcher, if one goes. O(the filter's
-        words + the group's members)."""
+    def _forget(self, a_filter: str, session: Session) -> int:
+        """amqtt's removal of one subscription, amqtt's list of the filter once empty, and
+        sticky's choice of the client for the filter's group."""
         deleted: int = super()._del_subscription(a_filter, session)
         if not self._subscriptions.get(a_filter, True):
             del self._subscriptions[a_filter]
-        client = session.client_id
-        if self._granted.pop((client, a_filter), None) is None:
-            return deleted, None
-        filters = self._filters_of[client]
-        filters.discard(a_filter)
-        if not filters:
-            del self._filters_of[client]
         if a_filter.startswith("$share/"):
             group = ShareGroup.of(a_filter)
-            if self._sticky.get(group) == client:
+            if self._sticky.get(group) == session.client_id:
                 del self._sticky[group]
-            empty = self._shares.leave(a_filter, client)
-            return deleted, (a_filter, group) if empty else None
-        return deleted, (a_filter, (client, a_filter))
+        return deleted
 
     async def _del_all_subscriptions(self, session: Session) -> None:
         """The client's own subscriptions, not a scan of the broker's (amqtt scans them all),
-        their routes taken out in one :meth:`~topicmatch.Matcher.unsubscribe_many`. amqtt calls
-        it wherever a session ends: a clean session's CONNECT replacing the old one
-        (``_delete_session``), the session monitor ending a disconnected clean or anonymous
-        session or an expired one, and shutdown (``_cleanup_session``)."""
-        routes = [
-            self._forget(a_filter, session)[1]
-            for a_filter in sorted(self._filters_of.get(session.client_id, ()))
-        ]
-        self._routes.unsubscribe_many([route for route in routes if route is not None])
+        and the client out of the planner (:meth:`~topicmatch.DeliveryPlanner.disconnect`: one
+        :meth:`~topicmatch.Matcher.unsubscribe_many`). amqtt calls it wherever a session ends:
+        a clean session's CONNECT replacing the old one (``_delete_session``), the session
+        monitor ending a disconnected clean or anonymous session or an expired one, and
+        shutdown (``_cleanup_session``)."""
+        client = session.client_id
+        if client not in self._session_of:
+            return
+        for a_filter in sorted(self._planner.subscriptions(client)):
+            self._forget(a_filter, session)
+        self._planner.disconnect(client)
+        del self._session_of[client]
 
     def _matches(self, topic: str, a_filter: str) -> bool:
         """amqtt's one-pair check, with Mosquitto's rules (amqtt's tests call it); False for an
@@ -375,83 +414,85 @@ class Broker(AmqttBroker):  # type: ignore[misc]
 
     # -- routing ---------------------------------------------------------------------------
     async def _run_broadcast(self, running_tasks: deque[asyncio.Task[Any]]) -> None:
-        """amqtt's delivery of one queued message, to the subscriptions a lookup finds.
+        """amqtt's delivery of one queued message, as :meth:`DeliveryPlanner.plan
+        <topicmatch.DeliveryPlanner.plan>` decides it (one lookup; module docstring: the rules).
 
-        The recipients (each plain subscription, and one member per shared group) are chosen
-        before the first await, from one lookup: clients that subscribe, unsubscribe or leave
-        while the deliveries await the topic plugins change no other delivery. Their RECEIVE
-        checks run together (:meth:`_checked`); a recipient whose subscription ended
-        meanwhile is skipped (:meth:`_deliver`)."""
+        The recipients are chosen before the first await: clients that subscribe, unsubscribe
+        or leave while the deliveries await the topic plugins change no other delivery. Their
+        RECEIVE checks run together (:meth:`_checked`; none when the planner applies the ACL
+        plugin's rules); a recipient whose subscription ended meanwhile is skipped
+        (:meth:`_deliver`). The publisher is the client whose session the message comes with
+        (its PUBLISH, or its will: Mosquitto's rule), None for a message of the broker or a
+        plugin. amqtt's queue keeps no QoS of a client's PUBLISH: the copy has its
+        subscription's QoS (amqtt's rule); a QoS amqtt forces (a will's) is capped by the
+        subscription's (MQTT 3.1.1, 3.8.4)."""
         broadcast = await self._broadcast_queue.get()
         topic = broadcast["topic"]
+        source = broadcast.get("session")
+        forced = broadcast.get("qos")
         try:
-            found = self._routes.lookup(topic)
-        except TopicMatchError:
-            self.logger.warning(f"not routed: invalid topic {topic!r}")
+            deliveries = self._planner.plan(
+                topic,
+                publisher=None if source is None else source.client_id,
+                qos=QOS_2 if forced is None else forced,
+            )
+        except TopicMatchError as error:
+            self.logger.warning(f"not routed: {error}")
             return
-        granted = self._granted
-        publisher = broadcast["session"].client_id if broadcast.get("session") is not None else ""
-        recipients: list[tuple[tuple[str, str], Session, int]] = []
-        for subscriber in found:
-            if type(subscriber) is ShareGroup:
-                key = self._member_for(subscriber, topic, publisher)
-            else:
-                key = subscriber
-            if key is not None:
-                session, qos = granted[key]
-                recipients.append((key, session, qos))
-        allowed = await self._checked(
-            [(session, topic) for _key, session, _qos in recipients], Action.RECEIVE
-        )
-        for (key, session, qos), ok in zip(recipients, allowed, strict=True):
+        session_of = self._session_of
+        recipients = [(d.client, d.copies[0], session_of[d.client]) for d in deliveries]
+        if self._receive_checks:
+            allowed = await self._checked(
+                [(session, topic) for _client, _copy, session in recipients], Action.RECEIVE
+            )
+        else:
+            allowed = [True] * len(recipients)
+        for (client, copy, session), ok in zip(recipients, allowed, strict=True):
             if ok:
-                await self._deliver(broadcast, key, session, qos, running_tasks)
+                await self._deliver(broadcast, client, copy, session, running_tasks)
 
-    def _member_for(self, group: ShareGroup, topic: str, publisher: str) -> tuple[str, str] | None:
-        """The subscription of the member of ``group`` that gets a message on ``topic`` from
-        the client ``publisher``, by the share policy (:class:`BrokerOptions`): the sticky
-        member while it is there, else the policy's choice, a member that is away (amqtt keeps
-        a disconnected client's subscriptions until its session ends) passed over for the next
-        choice unless all are (the hash policies make one choice). O(members)."""
-        share_filter = f"$share/{group.name}/{group.filter}"
-        granted, policy = self._granted, self.share_policy
+    def _member_for(
+        self, groups: SharedGroups[str], group: ShareGroup, topic: str, publisher: str | None
+    ) -> str | None:
+        """The planner's chooser (:class:`~topicmatch.DeliveryPlanner`): the member of ``group``
+        that gets a message on ``topic`` from the client ``publisher``, by the share policy
+        (:class:`BrokerOptions`): the sticky member while it is there, else the policy's choice
+        from the planner's ``groups``, a member that is away (amqtt keeps a disconnected
+        client's subscriptions until its session ends) passed over for the next choice unless
+        all are (the hash policies make one choice). O(members)."""
+        session_of, policy = self._session_of, self.share_policy
 
         def present(client: str) -> bool:
-            return bool(granted[(client, share_filter)][0].transitions.state == "connected")
+            return bool(session_of[client].transitions.state == "connected")
 
         held = self._sticky.get(group)
         if held is not None and present(held):
-            return (held, share_filter)
-        probe = publisher if policy == "hash_clientid" else topic
-        tries = 1 if policy in ("hash", "hash_clientid") else len(self._shares.members(group)) + 1
+            return held
+        probe = (publisher or "") if policy == "hash_clientid" else topic
+        tries = 1 if policy in ("hash", "hash_clientid") else len(groups.members(group)) + 1
         client = None
         for _ in range(tries):
-            client = self._shares.choose(group, probe)
+            client = groups.choose(group, probe)
             if client is None or present(client):
                 break
-        if client is None:
-            return None
-        if policy == "sticky":
+        if client is not None and policy == "sticky":
             self._sticky[group] = client
-        return (client, share_filter)
+        return client
 
     async def _deliver(
         self,
         broadcast: dict[str, Any],
-        key: tuple[str, str],
+        client: str,
+        copy: Copy,
         target: Session,
-        sub_qos: int,
         running_tasks: deque[asyncio.Task[Any]],
     ) -> None:
-        """One delivery that passed the RECEIVE check, with amqtt's rules: queued for a
-        persistent session that is away (QoS 1 and 2), dropped for another one that is away;
-        skipped if the subscription ``key`` of ``target`` ended since the recipients were
-        chosen."""
-        topic = broadcast["topic"]
-        qos = broadcast.get("qos", sub_qos)
-        current = self._granted.get(key)
-        if current is None or current[0] is not target:
+        """One copy that passed the RECEIVE check, with amqtt's rules: queued for a persistent
+        session that is away (QoS 1 and 2), dropped for another one that is away; skipped if
+        the copy's subscription of ``target`` ended since the recipients were chosen."""
+        if not self._holds(target, copy.filter):
             return  # unsubscribed, or its session ended, while the checks awaited
+        qos = copy.qos
         if target.transitions.state != "connected":
             if not target.clean_session and qos in (QOS_1, QOS_2) and not target.is_anonymous:
                 await self._retain_broadcast_message(broadcast, qos, target)
@@ -459,7 +500,9 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         handler = self._handler_of(target)
         if handler is not None:
             running_tasks.append(
-                asyncio.ensure_future(handler.mqtt_publish(topic, broadcast["data"], qos, retain=False))
+                asyncio.ensure_future(
+                    handler.mqtt_publish(broadcast["topic"], broadcast["data"], qos, retain=copy.retain)
+                )
             )
 
     async def _checked(self, pairs: list[tuple[Session, str]], action: Action) -> list[bool]:
@@ -484,6 +527,11 @@ class Broker(AmqttBroker):  # type: ignore[misc]
                 allowed.append(result is True)
         return allowed
 
+    def _holds(self, session: Session, topic_filter: str) -> bool:
+        """True if ``session`` is the planner's for its client and holds ``topic_filter``."""
+        client = session.client_id
+        return self._session_of.get(client) is session and self._planner.holds(client, topic_filter)
+
     def _handler_of(self, session: Session) -> Any:
         """The protocol handler of ``session``, or None if amqtt holds another session (or none)
         for its client id: a message is never written to a newer connection of the client."""
@@ -501,9 +549,7 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         broker when a client connects, and a shared subscription gets none. O(the index's
         branch the filter names + one check per message found)."""
         topic_filter, qos = subscription
-        key = (session.client_id, topic_filter)
-        entry = self._granted.get(key)
-        if topic_filter.startswith("$share/") or entry is None:
+        if topic_filter.startswith("$share/") or not self._holds(session, topic_filter):
             return
         found = list(self._retained_messages.index.match(topic_filter).values())
         if not found:
@@ -511,7 +557,7 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         checks = await self._checked([(session, retained.topic) for retained in found], Action.RECEIVE)
         allowed = [retained for retained, ok in zip(found, checks, strict=True) if ok]
         handler = self._handler_of(session)
-        if handler is None or not allowed or self._granted.get(key) is not entry:
+        if handler is None or not allowed or not self._holds(session, topic_filter):
             return  # nothing allowed, or the subscription or session ended while the checks awaited
         await asyncio.wait(
             [
