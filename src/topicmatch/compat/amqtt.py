@@ -206,7 +206,9 @@ class Broker(AmqttBroker):  # type: ignore[misc]
     the policy there). A SUBSCRIBE to a filter the mqtt dialect rejects (``a/#/b``,
     ``$share/g``, one with a NUL) is refused with amqtt's failure code, as amqtt refuses the
     ones it checks, and so is one the limits refuse (:meth:`add_subscriptions`).
-    Per publish: one lookup, O(the topic's words) on the matcher's DFA, plus the deliveries.
+    Per publish: one :meth:`DeliveryPlanner.plan <topicmatch.DeliveryPlanner.plan>`, one
+    lookup (O(the topic's words) on the matcher's DFA) and O(k log k) for its k matching
+    subscriptions, plus the deliveries.
     Per client, the broker keeps one entry per subscription it holds, and nothing once its
     last subscription is gone.
     """
