@@ -106,7 +106,8 @@ def main(argv: list[str]) -> None:
             matcher.lookup(topic)
         rates.append(len(topics) / (time.process_time() - start))
     print(
-        f"{BUILD} {algorithm} n={n:,}: {added / n:.3f} tracked objects per subscription "
+        f"{BUILD} {algorithm} n={n:,} ({'str' if '--str' in argv else 'int'} subscribers): "
+        f"{added / n:.3f} tracked objects per subscription "
         f"({added:,}); full gc.collect() {collect:.1f} ms (control {control:.1f} ms, "
         f"+{collect - control:.1f}); RSS {memory} per subscription; "
         f"subscribe {subscribe_ns[0]:,.0f} / {subscribe_ns[1]:,.0f} ns (collector off / on); "
