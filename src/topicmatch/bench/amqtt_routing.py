@@ -298,7 +298,7 @@ def _round(broker: str, n: int, plan: Plan, out: Path, rng: random.Random) -> di
     """One round of :func:`_routing` on a fresh broker."""
     deliveries = _Deliveries()
     wanted = filters(n)
-    with broker_process(broker, out / f"broker-{broker}-{n}.log") as (port, pid):
+    with broker_process(broker, out / f"broker-{broker}-{n}.log", plan.setup_seconds) as (port, pid):
         receivers = [_Client(port, f"receiver{r}", deliveries, plan.setup_seconds) for r in range(RECEIVERS)]
         cpu = broker_cpu_s(pid)
         started = time.perf_counter()
@@ -375,7 +375,7 @@ def _retained(broker: str, plan: Plan, repeat: int, out: Path, progress: Progres
     """SUBSCRIBE with ``plan.retained`` retained messages: narrow filters, then everything."""
     rng = random.Random(3)
     deliveries = _Deliveries(keep_topics=True)
-    with broker_process(broker, out / f"broker-{broker}-retained.log") as (port, _pid):
+    with broker_process(broker, out / f"broker-{broker}-retained.log", plan.setup_seconds) as (port, _pid):
         loader = _Client(port, "loader", None, plan.setup_seconds)
         started = time.perf_counter()
         for i in range(plan.retained):
