@@ -559,49 +559,37 @@ def _write(
         ],
     )
     sizes = [float(n) for n in plan.sizes]
-    report.chart(
-        "throughput",
-        charts.lines(
-            sizes,
+    charted = [
+        (
+            "throughput",
             {b: [routing[b][n]["msg_per_s"] for n in plan.sizes] for b in BROKERS},
-            "subscriptions",
             "delivered messages per second",
             "amqtt broker: delivered msg/s (each message matches one subscription)",
-            logx=True,
-            logy=True,
+            "Delivered messages per second, stock amqtt and amqtt on topicmatch",
         ),
-        "Delivered messages per second, stock amqtt and amqtt on topicmatch",
-    )
-    report.chart(
-        "latency",
-        charts.lines(
-            sizes,
+        (
+            "latency",
             {
                 f"{b} {p}": [routing[b][n]["latency_ms"][p] for n in plan.sizes]
                 for b in BROKERS
                 for p in ("p50", "p99")
             },
-            "subscriptions",
             "latency, ms (one message at a time)",
             "amqtt broker: publish-to-delivery latency",
-            logx=True,
-            logy=True,
+            "Latency percentiles of one message at a time, stock amqtt and amqtt on topicmatch",
         ),
-        "Latency percentiles of one message at a time, stock amqtt and amqtt on topicmatch",
-    )
-    report.chart(
-        "subscribing",
-        charts.lines(
-            sizes,
+        (
+            "subscribing",
             {b: [routing[b][n]["subscribe_cpu_s"] for n in plan.sizes] for b in BROKERS},
-            "subscriptions",
             "broker CPU seconds to take all the filters",
             "amqtt broker: CPU time of subscribing (SUBSCRIBE packets of 500 filters)",
-            logx=True,
-            logy=True,
+            "Broker CPU time to take n subscriptions, stock amqtt and amqtt on topicmatch",
         ),
-        "Broker CPU time to take n subscriptions, stock amqtt and amqtt on topicmatch",
-    )
+    ]
+    for name, series, ylabel, title, caption in charted:
+        report.chart(
+            name, charts.lines(sizes, series, "subscriptions", ylabel, title, logx=True, logy=True), caption
+        )
     s, o = retained["stock"], retained["topicmatch"]
     report.text(
         f"SUBSCRIBE with {plan.retained:,} retained messages: time from the SUBSCRIBE to the "
