@@ -11,8 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.spark.test_levels import DIALECTS, _expected, _got, _topics
-from tests.strategies import PATTERNS
+from tests.spark.test_levels import DIALECTS, _expected, _got, _topics, drawn_table
 from topicmatch import DEFAULT_CACHE_BYTES, DEFAULT_CACHE_SIZE
 from topicmatch.spark import Subscriptions
 from topicmatch.spark._worker import Bounded, Compiled, Validator
@@ -71,9 +70,7 @@ def test_the_arrays_stay_within_their_bounds_and_the_answers_stay_exact() -> Non
 @settings(max_examples=40, deadline=None)
 @given(data=st.data())
 def test_tiny_bounds_change_no_answer(dialect: str, pedantic: bool, data: st.DataObject) -> None:
-    pairs = data.draw(st.lists(st.tuples(PATTERNS[dialect](), st.sampled_from("xyz")), max_size=12))
-    table = Subscriptions.from_pairs(pairs, dialect=dialect, pedantic=pedantic, skip_invalid=True)
-    compiled = Compiled(dialect, pedantic, table.payload())
+    table, compiled = drawn_table(data, dialect, pedantic)
     compiled.arrays.max_entries = data.draw(st.integers(1, 4))
     for _ in range(3):
         topics = data.draw(_topics(dialect))

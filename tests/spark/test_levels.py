@@ -63,13 +63,19 @@ def _got(table: Subscriptions, compiled: Compiled, topics: list[str | None]) -> 
 DIALECTS = [("amqp", False), ("mqtt", False), ("nats", False), ("nats", True)]
 
 
+def drawn_table(data: st.DataObject, dialect: str, pedantic: bool) -> tuple[Subscriptions, Compiled]:
+    """Up to 12 drawn subscriptions of ``dialect`` (three subscribers), as a table and a worker's
+    compiled matcher of it."""
+    pairs = data.draw(st.lists(st.tuples(PATTERNS[dialect](), st.sampled_from("xyz")), max_size=12))
+    table = Subscriptions.from_pairs(pairs, dialect=dialect, pedantic=pedantic, skip_invalid=True)
+    return table, Compiled(dialect, pedantic, table.payload())
+
+
 @pytest.mark.parametrize(("dialect", "pedantic"), DIALECTS)
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
 def test_entries_equal_one_lookup_per_topic(dialect: str, pedantic: bool, data: st.DataObject) -> None:
-    pairs = data.draw(st.lists(st.tuples(PATTERNS[dialect](), st.sampled_from("xyz")), max_size=12))
-    table = Subscriptions.from_pairs(pairs, dialect=dialect, pedantic=pedantic, skip_invalid=True)
-    compiled = Compiled(dialect, pedantic, table.payload())
+    table, compiled = drawn_table(data, dialect, pedantic)
     for _ in range(2):  # the second batch walks a DFA that learnt from the first
         topics = data.draw(_topics(dialect))
         assert _got(table, compiled, topics) == _expected(table, topics)
