@@ -34,6 +34,7 @@ from ._errors import (
 )
 from ._matcher import ALGORITHMS, DEFAULT_CACHE_BYTES, DEFAULT_CACHE_SIZE, Matcher, MatcherSnapshot
 from ._shared import SharedGroups, ShareGroup
+from ._templates import Route, Router, Template
 from ._topic_index import TopicIndex
 from ._words import Wildcard
 
@@ -61,9 +62,12 @@ __all__ = [
     "InvalidWalkError",
     "Matcher",
     "MatcherSnapshot",
+    "Route",
+    "Router",
     "ShareGroup",
     "SharedGroups",
     "Subscription",
+    "Template",
     "TopicIndex",
     "TopicMatchError",
     "UnknownTopicError",

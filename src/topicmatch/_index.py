@@ -67,6 +67,13 @@ class Index(Versioned, abc.ABC):
     def match(self, words: list[str]) -> frozenset[Hashable]:
         """The subscribers of every pattern matching the topic's words."""
 
+    def match_parts(self, words: list[str]) -> list[frozenset[Hashable]]:
+        """Sets whose union is :meth:`match`'s result, not united (they may overlap; an empty
+        list or empty sets for no match), for a caller that needs less than the union
+        (``Matcher.has_interest``, ``Matcher.iter_matches``). Here the result as one set; the
+        trie gives the sets its walk gathered."""
+        return [self.match(words)]
+
     def overlapping(self, tokens: Tokens, rules: TopicRules) -> list[tuple[str, frozenset[Hashable]]]:
         """(pattern, subscribers) of every pattern that overlaps ``tokens`` (:mod:`._algebra`).
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Seq
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Generic, cast
 
+from ._algebra import covers
 from ._by_subscriber import BySubscriber
 from ._cache import ResultCache
 from ._collector import collector_paused
@@ -166,6 +167,45 @@ class _Reader(Generic[S]):
             out.append(result)
         return out
 
+    # -- interest: less than the whole result -------------------------------------------------
+    def has_interest(self, topic: Text) -> bool:
+        """Whether any subscription matches ``topic`` (NATS's ``HasInterest``): the walk of
+        :meth:`lookup` without the union of the sets it gathers (Index.match_parts), nor the
+        result cache. O(words x wildcard branches alive). Raises what :meth:`lookup` raises.
+
+        >>> m = Matcher(dialect="mqtt")
+        >>> m.subscribe("sensors/#", "log")
+        True
+        >>> m.has_interest("sensors/k/temp"), m.has_interest("lights/k")
+        (True, False)
+        """
+        return any(self._parts(topic))
+
+    def iter_matches(self, topic: Text) -> Iterator[S]:
+        """The subscribers of :meth:`lookup` (``topic``), each once, in no particular order, as
+        the walk's sets give them: the first arrive before any union is made. O(the walk) before
+        the first; then O(1) each, plus O(1) for each repeat of a subscriber that several sets
+        hold (those seen are remembered). Raises what :meth:`lookup` raises, at once."""
+        parts = self._parts(topic)
+        if len(parts) == 1:
+            return iter(cast("frozenset[S]", parts[0]))
+        return _each_once(cast("list[frozenset[S]]", parts))
+
+    def count(self, topic: Text) -> int:
+        """The number of subscribers of ``topic``: ``len(lookup(topic))``, through the result
+        cache; O(lookup). Raises what :meth:`lookup` raises."""
+        return len(self.lookup(topic))
+
+    def _parts(self, topic: Text) -> list[frozenset[Hashable]]:
+        words = self._parse_topic(topic)
+        if words is None:
+            return []
+        try:
+            return self._index.match_parts(words)
+        except UnknownTopicError:
+            raise UnknownTopicError(topic) from None
+
+    # -- whole-state views ---------------------------------------------------------------------
     def subscriptions(self) -> dict[str, frozenset[S]]:
         """A consistent copy of every subscription: ``{pattern: frozenset(subscribers)}``.
 
@@ -187,6 +227,43 @@ class _Reader(Generic[S]):
             other: cast("frozenset[S]", subs)
             for other, subs in self._index.overlapping(tokens, dialect.topic_rules())
         }
+
+    def covered(self, pattern: Text) -> dict[str, frozenset[S]]:
+        """The subscriptions whose pattern ``pattern`` covers (every topic it matches, ``pattern``
+        matches: :meth:`Dialect.covers <topicmatch.Dialect.covers>`), as ``{pattern:
+        frozenset(subscribers)}``: what one upstream subscription to ``pattern`` would serve.
+        Patterns that match no topic at all are left out. Among :meth:`overlapping`'s results
+        (a pattern that ``pattern`` covers and that matches a topic overlaps it), so it costs
+        that walk plus a check of each: O(len(pattern) x len(other) x their literals) per
+        candidate. Raises :class:`~topicmatch.InvalidPatternError`, and
+        :class:`~topicmatch.ComplexityError` for a ``pattern`` that Dialect.covers cannot decide
+        in bounded steps.
+
+        >>> m = Matcher(dialect="mqtt")
+        >>> for p in ("a/+/c", "a/#", "b/x"):
+        ...     _ = m.subscribe(p, p)
+        >>> sorted(m.covered("a/+/+")), sorted(m.covering("a/b/c"))
+        (['a/+/c'], ['a/#', 'a/+/c'])
+        """
+        return self._covering(pattern, True)
+
+    def covering(self, pattern: Text) -> dict[str, frozenset[S]]:
+        """The subscriptions whose pattern covers ``pattern`` (their subscribers receive every
+        message ``pattern`` would), as :meth:`covered` is the other way round, with its costs
+        and errors (:class:`~topicmatch.ComplexityError` for a stored pattern that cannot be
+        decided in bounded steps). A ``pattern`` that matches no topic gives ``{}``."""
+        return self._covering(pattern, False)
+
+    def _covering(self, pattern: Text, inner: bool) -> dict[str, frozenset[S]]:
+        dialect = self._dialect
+        tokens = dialect.parse_pattern(plain(pattern))
+        rules = dialect.topic_rules()
+        found: dict[str, frozenset[S]] = {}
+        for other, subs in self._index.overlapping(tokens, rules):
+            theirs = dialect.parse_pattern(other)
+            if covers(tokens, theirs, rules) if inner else covers(theirs, tokens, rules):
+                found[other] = cast("frozenset[S]", subs)
+        return found
 
     def batch_walk(self) -> BatchWalk | None:
         """Walk many topics through a DFA of the default's current subscriptions (made on demand),
@@ -554,6 +631,16 @@ class Matcher(_Reader[S]):
         if cache is None:
             return MappingProxyType({"size": 0, "max_size": 0, "bytes": 0})
         return MappingProxyType({"size": len(cache), "max_size": cache.max_size, "bytes": cache.bytes})
+
+
+def _each_once(parts: list[frozenset[S]]) -> Iterator[S]:
+    """The members of ``parts``, each once (Matcher.iter_matches)."""
+    seen: set[S] = set()
+    for part in parts:
+        for subscriber in part:
+            if subscriber not in seen:
+                seen.add(subscriber)
+                yield subscriber
 
 
 def _is_pair_like(value: object) -> bool:

@@ -22,6 +22,7 @@ snapshot; a copy has the same content as its original, so readers may meet eithe
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
+from typing import Final
 
 from ._algebra import TopicRules, overlapping_in_trie
 from ._dfa import DFA
@@ -33,6 +34,8 @@ from ._words import HASH, STAR, Tokens
 
 __all__ = ["TrieIndex"]
 
+#: What match_parts's union answers: a set no walk returns otherwise.
+_KEPT: Final = frozenset([object()])
 #: One change of a pattern's subscribers (TrieIndex._add or _remove): the pairs changed.
 _Change = Callable[[str, Tokens, frozenset[Hashable]], int]
 
@@ -219,13 +222,29 @@ class TrieIndex(Index):
 
     # -- readers -------------------------------------------------------------------------
     def match(self, words: list[str]) -> frozenset[Hashable]:
+        return self._walk(words, self._union)
+
+    def match_parts(self, words: list[str]) -> list[frozenset[Hashable]]:
+        """The subscriber sets the walk gathers (Index.match_parts): the walk of :meth:`match`
+        with a union that keeps them instead, and answers :data:`_KEPT`. A walk that found
+        nothing may end without its union: then the walk that counted is not the one whose
+        sets were kept, and there are none."""
+        parts: list[frozenset[Hashable]] = []
+
+        def keep(found: list[frozenset[Hashable]]) -> frozenset[Hashable]:
+            parts[:] = found  # the last walk's: the one _walk keeps, if it called keep
+            return _KEPT
+
+        return parts if self._walk(words, keep) is _KEPT else []
+
+    def _walk(self, words: list[str], union: Union) -> frozenset[Hashable]:
         while True:
             version = self._version
             if not version & 1:
                 if self._inner_hash:
-                    result = walk_general(self._root, words, self.dollar_rule, self._union)
+                    result = walk_general(self._root, words, self.dollar_rule, union)
                 else:
-                    result = walk_leaves(self._root, words, self.dollar_rule, self._union)
+                    result = walk_leaves(self._root, words, self.dollar_rule, union)
                 # Even and unchanged: no change was published during the walk, so the result
                 # is the state of one instant (._versions, rule 3).
                 if self._version == version:
