@@ -17,14 +17,11 @@ import random
 import sys
 import threading
 import time
-from collections.abc import Callable
 
-from paho.mqtt.client import Client, MQTTMessage
-from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
-from paho.mqtt.reasoncodes import ReasonCode
+from paho.mqtt.client import MQTTMessage
 
-HOST = "127.0.0.1"
-WAIT = 10.0  # seconds any single wait may take
+from tests.brokers.mqtt_clients import WAIT, Connection
+
 LAST = 40.0  # seconds the last message may take to reach every stable client
 END = "end"  # the sentinel topic
 STABLE = 30  # plain subscribers that stay
@@ -37,58 +34,25 @@ PAUSE = 0.01  # seconds between two steps of a churning client
 DEPARTING = 4  # clients of depart() at a time
 
 
-class Paho:
-    """One MQTT 3.1.1 connection with its network loop on a thread: bounded waits for CONNACK,
-    SUBACK and UNSUBACK, and the number of messages received before the sentinel."""
+class Paho(Connection):
+    """One MQTT 3.1.1 connection (:class:`~tests.brokers.mqtt_clients.Connection`) that counts
+    the messages received before the sentinel and subscribes with QoS 0."""
 
     def __init__(self, port: int, client_id: str) -> None:
-        self.client = Client(
-            CallbackAPIVersion.VERSION2, client_id=client_id, protocol=MQTTProtocolVersion.MQTTv311
-        )
         self.received = 0
         self.got_end = threading.Event()
-        self._acked: set[int] = set()
-        self._event = threading.Condition()
-        self.client.on_message = self._on_message
-        self.client.on_subscribe = self._on_ack
-        self.client.on_unsubscribe = self._on_ack
-        self.client.connect(HOST, port)
-        self.client.loop_start()
-        self._wait(self.client.is_connected, "CONNACK")
+        super().__init__(port, client_id, mqtt5=False)
 
-    def _wait(self, done: Callable[[], bool], what: str) -> None:
-        deadline = time.monotonic() + WAIT
-        with self._event:
-            while not done():
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError(f"no {what} within {WAIT} s")
-                self._event.wait(min(left, 0.05))
-
-    def _on_message(self, _c: Client, _u: object, message: MQTTMessage) -> None:
+    def on_message(self, message: MQTTMessage) -> None:
         if message.topic == END:
             self.got_end.set()
         elif not self.got_end.is_set():
             self.received += 1
 
-    def _on_ack(self, _c: Client, _u: object, mid: int, _codes: list[ReasonCode], _p: object) -> None:
-        with self._event:
-            self._acked.add(mid)
-            self._event.notify_all()
-
     def subscribe(self, *filters: str) -> None:
         _rc, mid = self.client.subscribe([(f, 0) for f in filters])
         assert mid is not None
-        self._wait(lambda: mid in self._acked, f"SUBACK of {filters}")
-
-    def unsubscribe(self, *filters: str) -> None:
-        _rc, mid = self.client.unsubscribe(list(filters))
-        assert mid is not None
-        self._wait(lambda: mid in self._acked, f"UNSUBACK of {filters}")
-
-    def close(self) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
+        self.wait(lambda: mid in self.subacks, f"SUBACK of {filters}")
 
 
 def churn(port: int, name: str, stop: threading.Event, errors: list[str], cycles: list[int]) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
-import socket
 import sys
 import tracemalloc
 from pathlib import Path
@@ -25,18 +24,10 @@ from amqtt.client import MQTTClient
 from amqtt.mqtt.constants import QOS_1
 
 from tests import churn_clients
+from tests.brokers.mqtt_clients import HOST, WAIT, free_port
 from topicmatch.compat.amqtt import Broker
 
-HOST = "127.0.0.1"
-WAIT = 10.0  # seconds any single wait may take
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _config(port: int, plugins: dict[str, Any]) -> dict[str, Any]:
@@ -56,7 +47,7 @@ def _acl_plugin(directory: Path) -> dict[str, Any]:
 
 def test_churn_during_broadcasts_loses_no_delivery_to_a_stable_subscriber(tmp_path: Path) -> None:
     async def main() -> dict[str, Any]:
-        port = _port()
+        port = free_port()
         broker = Broker(_config(port, _acl_plugin(tmp_path)))
         await broker.start()
         try:
@@ -138,9 +129,9 @@ def test_departed_clients_leave_nothing_in_the_broker() -> None:
     DEPARTED more is less than a kilobyte a client (a kept Session alone is 24 KB)."""
 
     async def main() -> tuple[dict[str, int], dict[str, int], list[int]]:
-        port = _port()
+        port = free_port()
         broker = Broker(_config(port, {}))
-        own = set(vars(broker)) - set(vars(AmqttBroker(_config(_port(), {}))))
+        own = set(vars(broker)) - set(vars(AmqttBroker(_config(free_port(), {}))))
         await broker.start()
         stay = MQTTClient(client_id="stay", config={"auto_reconnect": False})
         try:

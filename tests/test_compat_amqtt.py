@@ -9,7 +9,6 @@ sleep: the client's messages arrive in order.
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from amqtt.broker import RetainedApplicationMessage
 from amqtt.client import MQTTClient
 from amqtt.mqtt.constants import QOS_0, QOS_1
 
+from tests.brokers.mqtt_clients import free_port
 from topicmatch.compat.amqtt import Broker
 
 WAIT = 10.0
@@ -45,13 +45,6 @@ AMQTT_MATCHING = [
 ]
 
 
-def _port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _config(port: int, plugins: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
         "listeners": {"default": {"type": "tcp", "bind": f"127.0.0.1:{port}"}},
@@ -71,7 +64,7 @@ def run(
     disconnect every client, shut the broker down; bounded in time."""
 
     async def main() -> None:
-        port = _port()
+        port = free_port()
         broker = broker_class(_config(port, plugins))
         await broker.start()
         clients: list[MQTTClient] = []

@@ -27,7 +27,8 @@ from amqtt.mqtt.constants import QOS_1
 
 from topicmatch.compat.amqtt import Broker
 
-from .test_compat_amqtt import SENTINEL, WAIT, _config, _port, received_until_sentinel, run
+from .brokers.mqtt_clients import free_port
+from .test_compat_amqtt import SENTINEL, WAIT, _config, received_until_sentinel, run
 
 FAILED = 0x80
 Connect = Callable[..., Awaitable[MQTTClient]]
@@ -200,7 +201,7 @@ def test_hostile_filters_are_refused_and_change_nothing() -> None:
 )
 def test_a_bad_option_stops_the_broker_with_one_line(options: dict[str, Any], message: str) -> None:
     async def make() -> None:
-        Broker(_config(_port(), _options(**options)))
+        Broker(_config(free_port(), _options(**options)))
 
     with pytest.raises(BrokerError, match=message):
         asyncio.run(make())
@@ -272,7 +273,7 @@ async def shared_and_acl(port: int) -> tuple[list[int], list[str]]:
 
 
 def test_the_command_runs_topicmatchs_broker_from_a_yaml_file(tmp_path: Path) -> None:
-    port = _port()
+    port = free_port()
     config = tmp_path / "broker.yaml"
     config.write_text(BROKER_YAML.format(port=port, policy="sticky"))
     process = serve(config, port)
@@ -294,7 +295,7 @@ def test_the_command_takes_amqtts_options_and_says_why_it_cannot_start(tmp_path:
     )
     assert (version.returncode, version.stdout.strip()) == (0, amqtt.__version__)
     config = tmp_path / "broker.yaml"
-    config.write_text(BROKER_YAML.format(port=_port(), policy="nope"))
+    config.write_text(BROKER_YAML.format(port=free_port(), policy="nope"))
     failed = subprocess.run(
         [sys.executable, "-m", "topicmatch.compat.amqtt", "-c", str(config)],
         capture_output=True,

@@ -16,7 +16,8 @@ from amqtt.utils import read_yaml_config
 
 from topicmatch.compat import amqtt as compat_amqtt
 
-from .test_compat_amqtt import WAIT, _port
+from .brokers.mqtt_clients import free_port
+from .test_compat_amqtt import WAIT
 from .test_compat_amqtt_options import FAILED, serve, stop
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -52,7 +53,7 @@ def test_the_command_and_its_yaml_run_the_broker(tmp_path: Path) -> None:
     (command,) = _blocks("sh")
     broker_yaml = _blocks("yaml")[0]
     assert "bind: 127.0.0.1:1883" in broker_yaml
-    port = _port()
+    port = free_port()
     arguments = shlex.split(command)
     assert arguments[:3] == ["python", "-m", "topicmatch.compat.amqtt"]
     config = tmp_path / arguments[arguments.index("-c") + 1]
@@ -79,7 +80,7 @@ def test_the_acl_file_yaml_loads_the_plugin(tmp_path: Path) -> None:
     async def loaded() -> object:
         broker = compat_amqtt.Broker(
             {
-                "listeners": {"default": {"type": "tcp", "bind": f"127.0.0.1:{_port()}"}},
+                "listeners": {"default": {"type": "tcp", "bind": f"127.0.0.1:{free_port()}"}},
                 "plugins": {name: options},
             }
         )

@@ -76,6 +76,7 @@ for a bad topic or filter asked about.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
@@ -107,6 +108,7 @@ _PLUS: Final = ("+",)
 _HASH: Final = ("#",)
 
 Level = tuple[str, ...]
+_Test = Callable[[tuple[Level, ...], list[str]], bool]  # _matches, _covers or _overlaps
 
 
 class _Rule:
@@ -303,27 +305,7 @@ class ClientRules:
         if text.startswith("$share"):
             return False  # every topic it matches starts with $share: no client reads those
         words = text.split("/")
-        dollar = text.startswith("$")
-        own = self._own
-        if own is not None:
-            for rule in own.denies:
-                if rule.dollar == dollar and _overlaps(rule.levels, words):
-                    return False
-            for rule in own.grants:
-                if rule.access & READ and rule.dollar == dollar and _covers(rule.levels, words):
-                    return True
-        if self._widens:
-            return False
-        for rule in self._patterns.denies:
-            levels = self._levels(rule, len(words), words[-1] == "#")
-            if levels is not None and self._dollar(rule, levels) == dollar and _overlaps(levels, words):
-                return False
-        for rule in self._patterns.grants:
-            if rule.access & READ:
-                levels = self._levels(rule, len(words), False)
-                if levels is not None and self._dollar(rule, levels) == dollar and _covers(levels, words):
-                    return True
-        return False
+        return self._judge(words, text.startswith("$"), READ, _overlaps, _covers, words[-1] == "#")
 
     # -- the decision ------------------------------------------------------------------------
     def _decide(self, topic: Text, wanted: int) -> bool:
@@ -338,26 +320,33 @@ class ClientRules:
                 return False
             if words[4] != "state":
                 return False
-        dollar = text.startswith("$")
+        return self._judge(words, text.startswith("$"), wanted, _matches, _matches, False)
+
+    def _judge(
+        self, words: list[str], dollar: bool, wanted: int, denies: _Test, grants: _Test, deep: bool
+    ) -> bool:
+        """Mosquitto's order: the user's own section (a deny that ``denies`` the words, then a
+        grant of ``wanted`` that ``grants`` them), then the pattern rules with this client's
+        names in place, the same way; nothing granted is a refusal. ``deep``: the words are a
+        filter ending in '#' (what a deny pattern must reach, :meth:`_levels`)."""
         own = self._own
         if own is not None:
             for rule in own.denies:
-                if rule.dollar == dollar and _matches(rule.levels, words):
+                if rule.dollar == dollar and denies(rule.levels, words):
                     return False
             for rule in own.grants:
-                if rule.access & wanted and rule.dollar == dollar and _matches(rule.levels, words):
+                if rule.access & wanted and rule.dollar == dollar and grants(rule.levels, words):
                     return True
-        patterns = self._patterns
-        if not (patterns.denies or patterns.grants) or self._widens:
+        if self._widens:
             return False
-        for rule in patterns.denies:
-            levels = self._levels(rule, len(words), False)
-            if levels is not None and self._dollar(rule, levels) == dollar and _matches(levels, words):
+        for rule in self._patterns.denies:
+            levels = self._levels(rule, len(words), deep)
+            if levels is not None and self._dollar(rule, levels) == dollar and denies(levels, words):
                 return False
-        for rule in patterns.grants:
+        for rule in self._patterns.grants:
             if rule.access & wanted:
                 levels = self._levels(rule, len(words), False)
-                if levels is not None and self._dollar(rule, levels) == dollar and _matches(levels, words):
+                if levels is not None and self._dollar(rule, levels) == dollar and grants(levels, words):
                     return True
         return False
 

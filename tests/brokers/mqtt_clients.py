@@ -14,7 +14,7 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -70,69 +70,96 @@ def mosquitto(directory: Path, extra: list[str]) -> Iterator[int]:
         log.close()
 
 
-class V5Client:
-    """One MQTT v5 connection (or 3.1.1, ``mqtt5=False``) with its network loop on a thread:
-    publish with QoS 1 and read the PUBACK's reason code, subscribe and collect what arrives."""
+class Connection:
+    """One MQTT v5 connection (or 3.1.1, ``mqtt5=False``) with its network loop on a thread,
+    connected on return; bounded waits (:meth:`wait`) for what the callbacks record: the
+    reason codes of each SUBACK and PUBACK, the UNSUBACKs. Subclasses say what a message does
+    (:meth:`on_message`)."""
 
     def __init__(self, port: int, client_id: str, username: str | None = None, mqtt5: bool = True) -> None:
         protocol = MQTTProtocolVersion.MQTTv5 if mqtt5 else MQTTProtocolVersion.MQTTv311
         self.client = Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=protocol)
         if username is not None:
             self.client.username_pw_set(username)
-        self.received: list[str] = []
-        self._acks: dict[int, int] = {}
-        self._suback: dict[int, list[int]] = {}
-        self._event = threading.Condition()
-        self.client.on_message = self._on_message
+        self.acks: dict[int, int] = {}  # PUBACK reason code by message id
+        self.subacks: dict[int, list[int]] = {}  # SUBACK reason codes by message id
+        self.unsubacks: set[int] = set()
+        self.event = threading.Condition()
+        self.client.on_message = lambda _c, _u, message: self.on_message(message)
         self.client.on_publish = self._on_publish
         self.client.on_subscribe = self._on_subscribe
+        self.client.on_unsubscribe = self._on_unsubscribe
         self.client.connect(HOST, port)
         self.client.loop_start()
-        self._wait(self.client.is_connected, "CONNACK")
+        self.wait(self.client.is_connected, "CONNACK")
 
-    def _wait(self, done: object, what: str) -> None:
+    def on_message(self, message: MQTTMessage) -> None:
+        raise NotImplementedError
+
+    def wait(self, done: Callable[[], bool], what: str) -> None:
+        """Wait until ``done()``; TimeoutError naming ``what`` after WAIT seconds."""
         deadline = time.monotonic() + WAIT
-        with self._event:
-            while not done():  # type: ignore[operator]
+        with self.event:
+            while not done():
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise TimeoutError(f"no {what} within {WAIT} s")
-                self._event.wait(min(left, 0.05))
-
-    def _on_message(self, _c: Client, _u: object, message: MQTTMessage) -> None:
-        with self._event:
-            self.received.append(message.topic)
-            self._event.notify_all()
+                self.event.wait(min(left, 0.05))
 
     def _on_publish(self, _c: Client, _u: object, mid: int, reason: ReasonCode, _p: Properties) -> None:
-        with self._event:
-            self._acks[mid] = reason.value
-            self._event.notify_all()
+        with self.event:
+            self.acks[mid] = reason.value
+            self.event.notify_all()
 
     def _on_subscribe(
         self, _c: Client, _u: object, mid: int, codes: list[ReasonCode], _p: Properties
     ) -> None:
-        with self._event:
-            self._suback[mid] = [code.value for code in codes]
-            self._event.notify_all()
+        with self.event:
+            self.subacks[mid] = [code.value for code in codes]
+            self.event.notify_all()
+
+    def _on_unsubscribe(self, _c: Client, _u: object, mid: int, _codes: list[ReasonCode], _p: object) -> None:
+        with self.event:
+            self.unsubacks.add(mid)
+            self.event.notify_all()
+
+    def unsubscribe(self, *filters: str) -> None:
+        """One UNSUBSCRIBE of ``filters``, waiting for its UNSUBACK."""
+        _rc, mid = self.client.unsubscribe(list(filters))
+        assert mid is not None
+        self.wait(lambda: mid in self.unsubacks, f"UNSUBACK of {filters}")
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+class V5Client(Connection):
+    """A :class:`Connection` that publishes with QoS 1 and reads the PUBACK's reason code,
+    subscribes, and collects the topics of what arrives."""
+
+    def __init__(self, port: int, client_id: str, username: str | None = None, mqtt5: bool = True) -> None:
+        self.received: list[str] = []
+        super().__init__(port, client_id, username, mqtt5)
+
+    def on_message(self, message: MQTTMessage) -> None:
+        with self.event:
+            self.received.append(message.topic)
+            self.event.notify_all()
 
     def publish(self, topic: str, payload: bytes = b"x") -> int:
         """Publish with QoS 1; the PUBACK's reason code (below 0x80: accepted)."""
         mid = self.client.publish(topic, payload, qos=1).mid
-        self._wait(lambda: mid in self._acks, f"PUBACK of {topic!r}")
-        return self._acks.pop(mid)
+        self.wait(lambda: mid in self.acks, f"PUBACK of {topic!r}")
+        return self.acks.pop(mid)
 
     def subscribe(self, filter_: str) -> int:
         """Subscribe with QoS 1; the SUBACK's reason code."""
         _rc, mid = self.client.subscribe(filter_, qos=1)
         assert mid is not None
-        self._wait(lambda: mid in self._suback, f"SUBACK of {filter_!r}")
-        return self._suback.pop(mid)[0]
+        self.wait(lambda: mid in self.subacks, f"SUBACK of {filter_!r}")
+        return self.subacks.pop(mid)[0]
 
     def wait_for(self, topic: str) -> None:
         """Wait until a message on ``topic`` has arrived (a sentinel behind the others)."""
-        self._wait(lambda: topic in self.received, f"message on {topic!r}")
-
-    def close(self) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
+        self.wait(lambda: topic in self.received, f"message on {topic!r}")

@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from paho.mqtt.client import Client, MQTTMessage
+from paho.mqtt.client import MQTTMessage
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.subscribeoptions import SubscribeOptions
@@ -62,8 +62,8 @@ class OptionsClient(V5Client):
         super().__init__(port, client_id, username, mqtt5)
         assert self.subscribe_with(f"{CONTROL}/{client_id}", Subscription(qos=2)) < 0x80
 
-    def _on_message(self, _c: Client, _u: object, message: MQTTMessage) -> None:
-        with self._event:
+    def on_message(self, message: MQTTMessage) -> None:
+        with self.event:
             self.received.append(message.topic)
             if message.topic.startswith(CONTROL):
                 self.control.append(bytes(message.payload))
@@ -71,7 +71,7 @@ class OptionsClient(V5Client):
                 ids = getattr(message.properties, "SubscriptionIdentifier", []) if self.mqtt5 else []
                 number = int(message.payload)
                 self.got.append((number, message.qos, bool(message.retain), tuple(sorted(ids))))
-            self._event.notify_all()
+            self.event.notify_all()
 
     def subscribe_with(self, filter_: str, options: Subscription) -> int:
         """One SUBSCRIBE of ``filter_`` with these options; the SUBACK's reason code."""
@@ -90,8 +90,8 @@ class OptionsClient(V5Client):
         else:
             _rc, mid = self.client.subscribe(filter_, options.qos)
         assert mid is not None
-        self._wait(lambda: mid in self._suback, f"SUBACK of {filter_!r}")
-        return self._suback.pop(mid)[0]
+        self.wait(lambda: mid in self.subacks, f"SUBACK of {filter_!r}")
+        return self.subacks.pop(mid)[0]
 
     def publish_and_wait(self, topic: str, payload: bytes, qos: int, retain: bool) -> None:
         """Publish, and return once Mosquitto has routed it (its acknowledgement, or that of a
@@ -99,14 +99,14 @@ class OptionsClient(V5Client):
         mid = self.client.publish(topic, payload, qos=qos, retain=retain).mid
         if qos == 0:
             mid = self.client.publish(f"{CONTROL}/{self.client_id}", b"fence", qos=1).mid
-        self._wait(lambda: mid in self._acks, f"acknowledgement of {topic!r}")
-        self._acks.pop(mid)
+        self.wait(lambda: mid in self.acks, f"acknowledgement of {topic!r}")
+        self.acks.pop(mid)
 
     def flush(self) -> None:
         """Wait until everything queued for this client before now has arrived: a QoS 2 message
         to itself, behind the others (Mosquitto keeps a client's order)."""
         self.publish_and_wait(f"{CONTROL}/{self.client_id}", b"flush", 2, False)
-        self._wait(lambda: b"flush" in self.control, "flush")
+        self.wait(lambda: b"flush" in self.control, "flush")
 
 
 def _filter(rng: random.Random) -> str:

@@ -30,10 +30,10 @@ def _mosquitto_takes(port: int, operation: str, text: str) -> bool:
     try:
         if operation == "publish":
             mid: int | None = client.client.publish(text, b"x", qos=1).mid
-            answers: dict[int, object] = client._acks  # type: ignore[assignment]
+            answers: dict[int, object] = client.acks  # type: ignore[assignment]
         else:
             _rc, mid = client.client.subscribe(text, qos=1)
-            answers = client._suback  # type: ignore[assignment]
+            answers = client.subacks  # type: ignore[assignment]
         deadline = time.monotonic() + WAIT
         while time.monotonic() < deadline:
             if mid in answers:

@@ -72,27 +72,15 @@ def test_one_member_per_group_in_mosquittos_order(mosquitto: tuple[str, int]) ->
 
 
 class Member(V5Client):
-    """A V5Client that can also unsubscribe (waiting for the UNSUBACK), and flush: publish a
-    topic only it subscribes to and wait for it, so that everything queued for it before has
-    arrived (Mosquitto delivers a client's messages in order)."""
+    """A V5Client that can also flush: publish a topic only it subscribes to and wait for it,
+    so that everything queued for it before has arrived (Mosquitto delivers a client's messages
+    in order)."""
 
     def __init__(self, port: int, client_id: str) -> None:
-        self._unsubacks: set[int] = set()
         self.client_id = client_id
         super().__init__(port, client_id)
-        self.client.on_unsubscribe = self._on_unsubscribe
         self._flushes = 0
         assert self.subscribe(f"flush/{client_id}/#") < 0x80
-
-    def _on_unsubscribe(self, _c: object, _u: object, mid: int, _codes: object, _p: object) -> None:
-        with self._event:
-            self._unsubacks.add(mid)
-            self._event.notify_all()
-
-    def unsubscribe(self, filter_: str) -> None:
-        _rc, mid = self.client.unsubscribe(filter_)
-        assert mid is not None
-        self._wait(lambda: mid in self._unsubacks, f"UNSUBACK of {filter_!r}")
 
     def flush(self, publisher: V5Client) -> list[str]:
         """What the client received so far, but its flushes."""
