@@ -170,3 +170,42 @@ def test_a_subscriber_over_64_bits_is_refused_naming_the_file(tmp_path: Path) ->
     path.write_text(json.dumps({"pattern": "a", "subscriber": 2**70}) + "\n", encoding="utf-8")
     with pytest.raises(SubscriptionsError, match=r"s.jsonl: the integer subscribers must fit in 64 bits"):
         Subscriptions.read(path)
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (b'1,"a.b\rc",p\n2,a.d,q\n', "1 line with a carriage return (\\r) inside"),
+        (b"1,a.\xff,p\n2,a.d,\xfeq\n3,a.e,r\n", "2 lines not UTF-8"),
+    ],
+)
+def test_a_csv_log_that_spark_would_change_is_refused(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str], body: bytes, said: str
+) -> None:
+    """Spark's CSV reader made U+FFFD of bytes that are not UTF-8 and ended a record at a lone
+    \\r, quoted or not: a topic nobody published, a record split in two, routed without a word.
+    Such a log is now refused before any work, in one line that says what to do."""
+    log = tmp_path / "log.csv"
+    log.write_bytes(b"offset,topic,payload\n" + body)
+    subs = tmp_path / "subs.tsv"
+    subs.write_text("a.*\tx\n", encoding="utf-8")
+    out = tmp_path / "out"
+    capsys.readouterr()
+    code, _ = run(["route", "--messages", str(log), "--subscriptions", str(subs), "--out", str(out)])
+    err = capsys.readouterr().err.splitlines()
+    assert code == 2
+    assert len(err) == 1
+    assert err[0].startswith(f"topicmatch: cannot read messages {log} as csv: {said}")
+    assert err[0].endswith("write the log as JSON lines or Parquet, which keep every byte")
+    assert not out.exists()
+
+
+def test_a_csv_log_with_crlf_line_ends_is_routed_whole(spark: SparkSession, tmp_path: Path) -> None:
+    """A \\r that ends a line is a line break, not a carriage return inside it."""
+    log = tmp_path / "log.csv"
+    log.write_bytes(b"offset,topic,payload\r\n1,a.b,p\r\n2,a.c,q\r\n3,b.c,r\r\n")
+    delivered = pq.read_table(route(tmp_path, log) / "deliveries").to_pylist()
+    assert sorted((row["offset"], row["topic"], row["payload"]) for row in delivered) == [
+        (1, "a.b", "p"),
+        (2, "a.c", "q"),
+    ]

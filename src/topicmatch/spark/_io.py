@@ -299,6 +299,8 @@ def read_messages(
         )
         return spark.createDataFrame([], empty), fmt
     try:
+        if fmt == "csv":
+            _check_csv_bytes(spark, path)
         if fmt in _INFER:
             inferred = spark.read.format(fmt).options(**_INFER[fmt]).load(path).schema
             if fmt == "json" and topic_col not in inferred.names:
@@ -346,8 +348,42 @@ def _text_schema(inferred: StructType, topic_col: str, order: list[str]) -> Stru
     return StructType(fields)
 
 
+def _check_csv_bytes(spark: SparkSession, path: str) -> None:
+    r"""Refuse a CSV log that Spark's CSV reader would change without a word: it decodes each
+    line as UTF-8, bytes that are not becoming U+FFFD (a topic that was never published), and
+    ends a record at a lone ``\r`` too, quoted or not (the rest of the line a record of its
+    own, its fields in the wrong columns). One pass over the file's lines, split at ``\n``
+    (Spark's text reader keeps their bytes), counting both; a ``\r`` that ends a line
+    (``\r\n``) is a line break. :class:`MessagesError` names the counts, one offending line
+    (escaped as :func:`escaped_line` writes it) and what to do: JSON lines and Parquet keep
+    every byte (a JSON line holding either is quarantined, not changed)."""
+    line = F.col("value")
+    broken = ~F.is_valid_utf8(line)
+    inner_cr = F.instr(F.regexp_replace(line, "\\r$", ""), "\r") > 0
+    marked = _text_lines(spark, path).select(broken.alias("broken"), inner_cr.alias("cr"), line)
+    counts = marked.agg(F.count_if("broken").alias("broken"), F.count_if("cr").alias("cr")).first()
+    assert counts is not None
+    not_utf8, carriage = int(counts["broken"]), int(counts["cr"])
+    if not (not_utf8 or carriage):
+        return
+    first = marked.where(F.col("broken") | F.col("cr")).select(escaped_line(line)).first()
+    what = []
+    if not_utf8:
+        what.append(f"{counted(not_utf8, 'line')} not UTF-8")
+    if carriage:
+        what.append(f"{counted(carriage, 'line')} with a carriage return (\\r) inside")
+    shown = "" if first is None else str(first[0])
+    example = f"; e.g. {shown[:60] + '...' if len(shown) > 60 else shown}" if shown else ""
+    raise MessagesError(
+        f"cannot read messages {path} as csv: {' and '.join(what)}, which Spark's CSV reader would "
+        f"change (bytes to U+FFFD) or split into two records{example}; write the log as JSON lines "
+        "or Parquet, which keep every byte"
+    )
+
+
 def _text_lines(spark: SparkSession, path: str) -> DataFrame:
-    """The lines of the JSON log at ``path``, as its JSON reader splits them (:data:`_JSON_LINES`)."""
+    """The lines of the text log at ``path``, split at ``\\n`` only (:data:`_JSON_LINES`), their
+    bytes as they are."""
     return spark.read.options(**_JSON_LINES).text(path)
 
 
