@@ -170,6 +170,8 @@ def _cases(algorithm: str) -> Iterator[Case]:
         yield f"{name}.lookup_many", reader, "lookup_many", (V,), {}
         yield f"{name}.lookup_many element", reader, "lookup_many", (["a.b", V],), {}
         yield f"{name}.overlapping", reader, "overlapping", (V,), {}
+        for query in ("has_interest", "iter_matches", "count", "covered", "covering"):
+            yield f"{name}.{query}", reader, query, (V,), {}
     yield "Matcher.subscribe pattern", matcher, "subscribe", (V, 2), {}
     yield "Matcher.subscribe subscriber", matcher, "subscribe", ("a.b", V), {}
     yield "Matcher.unsubscribe pattern", matcher, "unsubscribe", (V, 1), {}
@@ -276,8 +278,10 @@ COVERED = {
         "lookup", "lookup_many", "overlapping", "subscribe", "unsubscribe", "subscribe_many",
         "unsubscribe_many", "unsubscribe_all", "patterns_of", "extend_topic_space",
         "subscriptions", "patterns", "snapshot", "batch_walk", "captures",
+        "has_interest", "iter_matches", "count", "covered", "covering",
     },
-    MatcherSnapshot: {"lookup", "lookup_many", "overlapping", "subscriptions", "patterns", "batch_walk"},
+    MatcherSnapshot: {"lookup", "lookup_many", "overlapping", "subscriptions", "patterns", "batch_walk",
+                      "has_interest", "iter_matches", "count", "covered", "covering"},
     Dialect: {"parse_pattern", "parse_topic", "topic_parser", "topic_list", "overlaps", "covers",
               "matches", "plain_topics", "topic_rules"},
     TopicIndex: {"set", "discard", "get", "match"},
