@@ -8,9 +8,13 @@ included, so a bulk build slows down as it grows. Measured (``benchmarks/broker_
 with the collector paused. Reference counting still frees what dies meanwhile; only cycles wait
 until the collector resumes.
 
-There is no way to build the trie out of objects the collector need not traverse: anything that
-refers to other objects (a node, a dict of children, a set of subscribers) is tracked, and the
-trie is made of nothing else. So the library pauses the collector inside its bulk calls.
+The trie as laid out is made of objects the collector tracks: its nodes (instances of a class),
+their dicts of children (which hold nodes) and the frozensets of subscribers (a set is tracked
+whatever it holds). CPython stops tracking a dict or a tuple that holds only strings, ints and
+such tuples, so another layout (numbered nodes in such dicts) would not be traversed at all;
+with this one, the library pauses the collector inside its bulk calls, and a full collection
+walks every node (``benchmarks/collector_load.py``: docs/performance.md, "What the cyclic
+collector walks").
 """
 
 from __future__ import annotations
