@@ -8,6 +8,9 @@ Variants, alternated in every round in one Spark session (each round starting on
 the JVM's heap collected before every run), each ``route`` cold in the workers:
 
 * ``route``: as ``topicmatch route`` writes (snappy, no dictionary);
+* ``route dictionary``: the same with Parquet's dictionary encoding (``route`` turns it off);
+* ``route int96``: the same with timestamps as Spark's default INT96 (``route`` writes
+  ``TIMESTAMP_MICROS``; a session setting, set around the run);
 * ``route zstd``: the same with ``compression=zstd``;
 * ``route no stats``: the same with ``parquet.column.statistics.enabled=false``;
 * ``route v2``: the same with Parquet's data page v2 (``parquet.writer.version=v2``);
@@ -140,6 +143,10 @@ def exploded_rows(batches: Any) -> Any:
         yield pa.RecordBatch.from_arrays([*rows.columns, names], names=[*batch.schema.names, "subscriber"])
 
 
+#: The session setting of the timestamps' Parquet type (route's session: TIMESTAMP_MICROS).
+INT96 = "spark.sql.parquet.outputTimestampType"
+
+
 def main() -> None:
     data, rounds = Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 5
     spark = session(None, {"spark.driver.memory": "2g"})
@@ -166,6 +173,8 @@ def main() -> None:
 
     variants: dict[str, tuple[Any, dict[str, str]]] = {
         "route": (routed, base),
+        "route dictionary": (routed, {**base, "parquet.enable.dictionary": "true"}),
+        "route int96": (routed, {**base, INT96: "INT96"}),
         "route zstd": (routed, {**base, "compression": "zstd"}),
         "route no stats": (routed, {**base, "parquet.column.statistics.enabled": "false"}),
         "route v2": (routed, {**base, "parquet.writer.version": "v2"}),
@@ -195,8 +204,17 @@ def main() -> None:
         # Start every run from a collected JVM heap: otherwise a variant pays for the garbage of
         # the one before it (measured: whichever ran right after ``floor`` was ~10 % slower).
         spark.sparkContext._jvm.System.gc()  # type: ignore[union-attr]
+        settings = {key: value for key, value in options.items() if key.startswith("spark.")}
+        held = {key: str(spark.conf.get(key)) for key in settings}  # the session sets each
+        for key, value in settings.items():
+            spark.conf.set(key, value)
+        writer = {key: value for key, value in options.items() if key not in settings}
         before, began = cpu_seconds(), time.perf_counter()
-        frame_of().write.options(**options).parquet(str(out))
+        try:
+            frame_of().write.options(**writer).parquet(str(out))
+        finally:
+            for key, kept in held.items():
+                spark.conf.set(key, kept)
         wall, after = time.perf_counter() - began, cpu_seconds()
         spent = {k: v - before.get(k, 0.0) for k, v in after.items()}
         java = sum(v for k, v in spent.items() if k.startswith("java"))
@@ -215,7 +233,7 @@ def main() -> None:
     for name, runs in results.items():
         wall, java, python = (statistics.median(r[i] for r in runs) for i in range(3))
         cpu = f"jvm {java:5.2f} cpu-s  python {python:5.2f} cpu-s"
-        print(f"{name:15s} wall {wall:5.2f} s  {cpu}  {runs[-1][3] >> 20} MiB")
+        print(f"{name:18s} wall {wall:5.2f} s  {cpu}  {runs[-1][3] >> 20} MiB")
     shutil.rmtree(out.parent, ignore_errors=True)
 
 
