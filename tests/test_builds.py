@@ -267,6 +267,9 @@ def _mqtt_cases() -> Iterator[Case]:
     yield "SharedGroups.members", groups, "members", (V,), {}
     yield "SharedGroups.choose key", groups, "choose", (V, "jobs/1"), {}
     yield "SharedGroups.choose topic", groups, "choose", (key, V), {}
+    yield "SharedGroups.choose publisher", groups, "choose", (key, "jobs/1", V), {}
+    yield "SharedGroups.choose away", groups, "choose", (key, "jobs/1", None, V), {}
+    yield "SharedGroups.deliver publisher", groups, "deliver", ("jobs/1", [key], V), {}
     yield "SharedGroups.deliver topic", groups, "deliver", (V, [key]), {}
     yield "SharedGroups.deliver subscribers", groups, "deliver", ("jobs/1", V), {}
 

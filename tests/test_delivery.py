@@ -2,7 +2,7 @@
 options, repeated ones, shared groups), unsubscribes, disconnects and publishes against a
 reference that walks Mosquitto's subscription trees as its ``sub__search`` does; the retained
 messages' answer of subscribe; the errors; the cost (one lookup per publish); subscribe_many
-against subscribe one by one; a broker's own chooser of shared groups' members.
+against subscribe one by one; shared groups' members that are away, passed over.
 tests/brokers/test_delivery_mosquitto.py compares the planner with a real Mosquitto."""
 
 from __future__ import annotations
@@ -449,25 +449,19 @@ def test_subscribe_many_with_one_bad_pair_changes_nothing(bad: Any, error: type[
     assert (planner.subscriptions("c0"), planner.plan("a/b")) == ({}, [])
 
 
-def test_a_chooser_picks_each_groups_member() -> None:
-    calls: list[tuple[str, str, str | None]] = []
-    pick: dict[str, str | None] = {"$share/g/a": "c1", "$share/h/a": None}
-
-    def chooser(groups: Any, group: Any, topic: str, publisher: str | None) -> str | None:
-        text = f"$share/{group.name}/{group.filter}"
-        calls.append((text, topic, publisher))
-        assert groups.members(group) == ["c0", "c1"]
-        return pick[text]
-
-    planner = DeliveryPlanner(chooser=chooser)
+def test_members_that_are_away_are_passed_over_with_the_publisher_for_the_hash() -> None:
+    away = {"c1"}
+    planner = DeliveryPlanner(share_policy="round_robin", away=away.__contains__)
     for client in ("c0", "c1", "c2"):
         planner.connect(client, mqtt5=False)
-    for client in ("c0", "c1"):
-        planner.subscribe_many(client, [("$share/g/a", Subscription()), ("$share/h/a", Subscription())])
-    assert [d.client for d in planner.plan("a", publisher="c2")] == ["c1"]
-    assert sorted(calls) == [("$share/g/a", "a", "c2"), ("$share/h/a", "a", "c2")]
-    pick["$share/g/a"] = "c2"  # not a member
-    with pytest.raises(ConfigurationError, match="not a member"):
-        planner.plan("a")
-    with pytest.raises(ConfigurationError, match="chooser"):
-        DeliveryPlanner(chooser="sticky")  # type: ignore[arg-type]
+    for client in ("c0", "c1", "c2"):
+        planner.subscribe(client, "$share/g/a", Subscription())
+    assert [planner.plan("a")[0].client for _ in range(4)] == ["c0", "c2", "c0", "c2"]
+    hashed = DeliveryPlanner(share_policy="hash_clientid")
+    for client in ("c0", "c1", "c2"):
+        hashed.connect(client)
+        hashed.subscribe(client, "$share/g/a", Subscription())
+    chosen = {hashed.plan("a", publisher="p7")[0].client for _ in range(10)}
+    assert len(chosen) == 1
+    with pytest.raises(ConfigurationError, match="away"):
+        DeliveryPlanner(away="c1")  # type: ignore[arg-type]

@@ -21,9 +21,9 @@ compares them with that broker:
   subscription's, not the highest (``a/+`` at QoS 2 wins over ``a/#`` at QoS 0). Its retain flag
   is 0: MQTT 3.1.1 has no retain-as-published.
 * **Shared subscriptions** (``$share/<group>/<filter>``): one member of each group, chosen by
-  :class:`~topicmatch.SharedGroups` (round-robin by default: Mosquitto's queue), or by the
-  broker's own ``chooser`` (:class:`DeliveryPlanner`: a policy SharedGroups has not, such as
-  EMQX's sticky, or one that passes over members that are away). The member's
+  :class:`~topicmatch.SharedGroups` (round-robin by default: Mosquitto's queue; or random,
+  hashes of the topic or the publisher, EMQX's sticky), passing over the members the broker
+  says are away (:class:`DeliveryPlanner`'s ``away``). The member's
   turn is used even when the member gets nothing: when its read access is denied, or when it is
   an MQTT 3.1.1 client that already has the message from another subscription; the message is
   then lost for that group, as in Mosquitto. No-local does not apply to shared subscriptions:
@@ -48,7 +48,7 @@ keeps sessions keeps the client here until its session ends and queues or drops 
 
 Cost: :meth:`~DeliveryPlanner.plan` is one :meth:`~topicmatch.Matcher.lookup` of the topic, then
 O(k log k) for the k matching subscriptions (normal ones, and one per shared group), one
-:meth:`~topicmatch.SharedGroups.choose` (or chooser call) per group, and one read check per receiving client
+:meth:`~topicmatch.SharedGroups.choose` per group, and one read check per receiving client
 (O(R x w), :class:`~topicmatch.ClientRules`). :meth:`~DeliveryPlanner.subscribe` and
 :meth:`~DeliveryPlanner.unsubscribe` are a matcher change (:meth:`~DeliveryPlanner.subscribe_many`:
 one for all its pairs) plus O(members) for a shared one;
@@ -149,23 +149,19 @@ class _Client:
         self.subscriptions: dict[str, _Entry] = {}
 
 
-#: A broker's own choice of a shared group's member (:class:`DeliveryPlanner`'s ``chooser``):
-#: called with the planner's groups, the group, the topic and the publisher (None: the broker),
-#: it returns a member of the group, or None to send the group nothing.
-Chooser = Callable[[SharedGroups[str], ShareGroup, str, "str | None"], "str | None"]
+#: Which clients are away (:class:`DeliveryPlanner`'s ``away``): true for a client whose
+#: session lives on while it is disconnected, passed over by the share groups' choice.
+Away = Callable[[str], bool]
 
 
 class DeliveryPlanner:
     """The clients, their subscriptions with MQTT 5 options, and the plan of each publication
     (module docstring: the rules, Mosquitto's, and the cost).
 
-    ``share_policy`` and ``seed`` are :class:`~topicmatch.SharedGroups`'. ``chooser``, if given,
-    chooses each shared group's member instead of :meth:`SharedGroups.choose
-    <topicmatch.SharedGroups.choose>`: it is called once per matching group as
-    ``chooser(groups, group, topic, publisher)`` with the planner's SharedGroups (whose
-    ``choose`` it may call, more than once, to move the turn on) and returns a member of the
-    group or None (the group gets nothing); a member that is not in the group raises
-    :class:`~topicmatch.ConfigurationError`.
+    ``share_policy`` and ``seed`` are :class:`~topicmatch.SharedGroups`'. ``away``, if given,
+    tells which clients are away: :meth:`SharedGroups.choose <topicmatch.SharedGroups.choose>`
+    passes over them while a member of the group is there (it is called with each member it
+    considers, O(members) per group).
 
     >>> planner = DeliveryPlanner()
     >>> for client in ("sensor", "ui", "w1", "w2"):
@@ -189,12 +185,12 @@ class DeliveryPlanner:
     """
 
     def __init__(
-        self, *, share_policy: Text = "round_robin", seed: Count | None = None, chooser: Chooser | None = None
+        self, *, share_policy: Text = "round_robin", seed: Count | None = None, away: Away | None = None
     ) -> None:
-        if chooser is not None and not callable(chooser):
-            raise ConfigurationError(f"chooser must be callable or None, not {type(chooser).__name__}")
+        if away is not None and not callable(away):
+            raise ConfigurationError(f"away must be callable or None, not {type(away).__name__}")
         self._groups = SharedGroups[str](share_policy, seed=seed)
-        self._chooser = chooser
+        self._away = away
         self._matcher = Matcher[_Entry | ShareGroup](dialect="mqtt")
         self._clients: dict[str, _Client] = {}
         # Per group: a number from a counter (Mosquitto walks the groups of one filter in the
@@ -359,18 +355,11 @@ class DeliveryPlanner:
             if entry.options.no_local and client == publisher:
                 continue
             self._send(entry, topic, qos, retain, copies, allowed)
-        groups, chooser = self._groups, self._chooser
+        groups, away = self._groups, self._away
         for _place, _created, group in shared:
-            if chooser is None:
-                member = groups.choose(group, topic)
-            else:
-                member = chooser(groups, group, topic, publisher)
+            member = groups.choose(group, topic, publisher, away)
             if member is not None:
-                text = f"$share/{group.name}/{group.filter}"
-                held = self._clients.get(member)
-                chosen = None if held is None else held.subscriptions.get(text)
-                if chosen is None:
-                    raise ConfigurationError(f"the chooser gave {member!r}, not a member of {text!r}")
+                chosen = self._clients[member].subscriptions[f"$share/{group.name}/{group.filter}"]
                 self._send(chosen, topic, qos, retain, copies, allowed)
         return [Delivery(client, tuple(sent)) for client, sent in copies.items()]
 

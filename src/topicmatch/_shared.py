@@ -26,12 +26,25 @@ The policies, fixed per instance:
 ``hash``
     by a hash of the topic (CRC-32 of its UTF-8): one topic always reaches the same member
     while the members stay the same, so messages on one topic stay in order.
+``hash_clientid``
+    by a hash of the publisher's client id (EMQX's ``hash_clientid``; ``""`` for a message of
+    the broker's own): one publisher's messages stay on one member, in order.
+``sticky``
+    EMQX's: a member chosen at random receives every message until it leaves (or is passed
+    over, below); then another is chosen at random.
+
+A broker that keeps a member that is away (a disconnected client whose session lives on)
+passes ``away`` to :meth:`~SharedGroups.choose`: such members are passed over while another
+is there (round-robin takes the next in the queue, random and sticky choose among the others;
+the hash policies make their one choice), and if all are away, the choice is made as if none
+were.
 
 Cost: :meth:`~SharedGroups.join` O(members of the group) (a member joins at most once),
 :meth:`~SharedGroups.leave` O(members of the group), :meth:`~SharedGroups.choose` O(1) (plus
-the topic's length for ``hash``). Memory: one list per group with a member, one entry per
-member, and one index per round-robin group whose next member is not the first of its list;
-a group that empties leaves nothing. Not thread-safe: a broker calls it from its one event
+the topic's or the client id's length for the hash policies), O(members) with ``away``.
+Memory: one list per group with a member, one entry per member, one index per round-robin
+group whose next member is not the first of its list, one member per sticky group that has
+chosen; a group that empties leaves nothing. Not thread-safe: a broker calls it from its one event
 loop, or holds its own lock around it.
 """
 
@@ -39,7 +52,7 @@ from __future__ import annotations
 
 import random
 import zlib
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Final, Generic, NamedTuple, TypeVar
 
 from ._dialects import make_dialect, plain
@@ -51,7 +64,7 @@ __all__ = ["POLICIES", "ShareGroup", "SharedGroups"]
 C = TypeVar("C", bound=Hashable)
 S = TypeVar("S", bound=Hashable)
 
-POLICIES: Final = ("round_robin", "random", "hash")
+POLICIES: Final = ("round_robin", "random", "hash", "hash_clientid", "sticky")
 _MQTT: Final = make_dialect("mqtt")
 
 
@@ -107,6 +120,7 @@ class SharedGroups(Generic[C]):
         # Only round_robin moves it, so for the other policies a list is in the order of joining.
         self._members: dict[ShareGroup, list[C]] = {}
         self._next: dict[ShareGroup, int] = {}
+        self._sticky: dict[ShareGroup, C] = {}  # sticky: each group's chosen member
         self._random = random.Random(seed)
 
     def __len__(self) -> int:
@@ -152,6 +166,8 @@ class SharedGroups(Generic[C]):
         index = members.index(member)
         turn = self._next.get(key, 0)
         del members[index]
+        if self._sticky.get(key) == member:
+            del self._sticky[key]
         if not members:
             del self._members[key]
             self._next.pop(key, None)
@@ -176,30 +192,55 @@ class SharedGroups(Generic[C]):
         turn = self._next.get(key, 0)
         return members[turn:] + members[:turn]
 
-    def choose(self, key: Key, topic: Text) -> C | None:
-        """The member of group ``key`` that receives a message on ``topic``, by the policy;
-        None if the group has no member. Raises :class:`~topicmatch.InvalidSubscriberError` for a
-        key that is not a :class:`ShareGroup`, :class:`~topicmatch.InvalidTopicError` for a topic
-        that is not a str."""
+    def choose(
+        self, key: Key, topic: Text, publisher: Text | None = None, away: Callable[[C], bool] | None = None
+    ) -> C | None:
+        """The member of group ``key`` that receives a message on ``topic`` from the client
+        ``publisher`` (None: the broker's own), by the policy, passing over the members for
+        which ``away`` is true while another is there (module docstring); None if the group has
+        no member. Raises :class:`~topicmatch.InvalidSubscriberError` for a key that is not a
+        :class:`ShareGroup`, :class:`~topicmatch.InvalidTopicError` for a topic that is not a
+        str, :class:`~topicmatch.ConfigurationError` for a publisher that is not a str or
+        None, or an ``away`` that is not callable."""
         _check_key(key)
         _check_topic(topic)
+        _check_chooser(publisher, away)
         members = self._members.get(key)
         if not members:
             return None
-        if self.policy == "round_robin":
+        policy = self.policy
+        if policy == "round_robin":
             turn = self._next.get(key, 0)
-            self._turn(key, (turn + 1) % len(members))
+            count = len(members)
+            if away is not None:
+                for step in range(count):  # the first in the queue that is there
+                    if not away(members[(turn + step) % count]):
+                        turn = (turn + step) % count
+                        break
+            self._turn(key, (turn + 1) % count)
             return members[turn]
-        if self.policy == "random":
-            return self._random.choice(members)
-        return members[zlib.crc32(topic.encode("utf-8")) % len(members)]
+        if policy == "hash":
+            return members[zlib.crc32(topic.encode("utf-8")) % len(members)]
+        if policy == "hash_clientid":
+            return members[zlib.crc32((publisher or "").encode("utf-8")) % len(members)]
+        there = members if away is None else [m for m in members if not away(m)] or members
+        if policy == "sticky":
+            held = self._sticky.get(key)
+            if held is not None and held in there:
+                return held
+            chosen = self._sticky[key] = self._random.choice(there)
+            return chosen
+        return self._random.choice(there)
 
-    def deliver(self, topic: Text, subscribers: Iterable[S | ShareGroup]) -> list[S | C]:
-        """A lookup's result with each group key replaced by the member chosen for ``topic``:
-        the recipients of the message, each plain subscriber and one member per group. Raises
-        :class:`~topicmatch.InvalidTopicError` for a topic that is not a str,
+    def deliver(
+        self, topic: Text, subscribers: Iterable[S | ShareGroup], publisher: Text | None = None
+    ) -> list[S | C]:
+        """A lookup's result with each group key replaced by the member chosen for ``topic``
+        (from ``publisher``, as :meth:`choose` takes it): the recipients of the message, each
+        plain subscriber and one member per group. Raises what :meth:`choose` raises, and
         :class:`~topicmatch.InvalidSubscriberError` if ``subscribers`` is not iterable."""
         _check_topic(topic)
+        _check_chooser(publisher, None)
         try:
             found = iter(subscribers)
         except TypeError:
@@ -210,7 +251,7 @@ class SharedGroups(Generic[C]):
         out: list[S | C] = []
         for subscriber in found:
             if type(subscriber) is ShareGroup:
-                chosen = self.choose(subscriber, topic)
+                chosen = self.choose(subscriber, topic, publisher)
                 if chosen is not None:
                     out.append(chosen)
             else:
@@ -228,6 +269,15 @@ def _check_key(key: object) -> None:
 def _check_topic(topic: object) -> None:
     if not isinstance(topic, str):
         raise InvalidTopicError("mqtt", repr(topic), f"must be a str, not {type(topic).__name__}")
+
+
+def _check_chooser(publisher: object, away: object) -> None:
+    if not (publisher is None or isinstance(publisher, str)):
+        raise ConfigurationError(
+            f"publisher must be a client id (a str) or None, not {type(publisher).__name__}"
+        )
+    if not (away is None or callable(away)):
+        raise ConfigurationError(f"away must be callable or None, not {type(away).__name__}")
 
 
 def _check_seed(seed: object) -> None:

@@ -26,18 +26,10 @@ from amqtt.plugins.base import BasePlugin
 
 from .. import ShareGroup
 
-__all__ = ["SHARED_GROUPS_POLICY", "SHARE_POLICIES", "BrokerOptions", "Limits", "Options", "options_of"]
+__all__ = ["SHARE_POLICIES", "BrokerOptions", "Limits", "Options", "options_of"]
 
-#: The share policies (:class:`BrokerOptions`), each with the :class:`~topicmatch.SharedGroups`
-#: policy that makes its choices.
-SHARED_GROUPS_POLICY = {
-    "round_robin": "round_robin",
-    "random": "random",
-    "hash": "hash",
-    "hash_clientid": "hash",
-    "sticky": "random",
-}
-SHARE_POLICIES = tuple(SHARED_GROUPS_POLICY)
+#: The share policies (:class:`BrokerOptions`): :class:`~topicmatch.SharedGroups`' own.
+SHARE_POLICIES = ("round_robin", "random", "hash", "hash_clientid", "sticky")
 
 
 class BrokerOptions(BasePlugin):  # type: ignore[misc]
@@ -108,7 +100,7 @@ def options_of(plugins: list[Any], share_policy: str | None = None) -> Options:
     found = [plugin.config for plugin in plugins if isinstance(plugin, BrokerOptions)]
     config = found[0] if found else BrokerOptions.Config()
     policy = config.share_policy if share_policy is None else share_policy
-    if policy not in SHARED_GROUPS_POLICY:
+    if policy not in SHARE_POLICIES:
         raise BrokerError(
             f"BrokerOptions: unknown share_policy {policy!r}; choose one of {', '.join(SHARE_POLICIES)}"
         )

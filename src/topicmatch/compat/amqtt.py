@@ -44,8 +44,7 @@ random, hash of the topic, EMQX's hash of the publisher's client id, or EMQX's s
 :class:`BrokerOptions`), passing over a member that is away (amqtt keeps a disconnected
 client's subscriptions until its session ends) unless all are; a shared subscription gets no
 retained messages (MQTT 5, 4.8.2). The planner's groups keep the members and the round-robin
-queues; the broker's chooser (``DeliveryPlanner(chooser=...)``) adds sticky, the hash of the
-client id and the passing over, which the planner's :class:`~topicmatch.SharedGroups` has not.
+queues, and pass over the members the broker says are away (``DeliveryPlanner(away=...)``).
 As in Mosquitto, a member that already has the message by another of its subscriptions spends
 its group's turn, and that group's copy is lost.
 
@@ -102,7 +101,6 @@ from topicmatch import (
     DeliveryPlanner,
     InvalidPatternError,
     InvalidTopicError,
-    SharedGroups,
     ShareGroup,
     Subscription,
     TopicIndex,
@@ -126,7 +124,7 @@ except ImportError as error:  # pragma: no cover - the extra's hint (tests/test_
         f"topicmatch.compat.amqtt needs amqtt: {install_hint('amqtt')}", name=error.name
     ) from error
 
-from ._amqtt_options import SHARE_POLICIES, SHARED_GROUPS_POLICY, BrokerOptions, Limits, options_of
+from ._amqtt_options import SHARE_POLICIES, BrokerOptions, Limits, options_of
 
 __all__ = ["SHARE_POLICIES", "Broker", "BrokerOptions", "Limits", "TopicACLPlugin", "main"]
 
@@ -240,13 +238,9 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         self._forget_routes()
 
     def _forget_routes(self) -> None:
-        self._planner = DeliveryPlanner(
-            share_policy=SHARED_GROUPS_POLICY[self.share_policy], chooser=self._member_for
-        )
-        # The session of each client the planner holds (one with a subscription), and sticky's
-        # member of each group while it is there.
+        self._planner = DeliveryPlanner(share_policy=self.share_policy, away=self._away)
+        # The session of each client the planner holds (one with a subscription).
         self._session_of: dict[str, Session] = {}
-        self._sticky: dict[ShareGroup, str] = {}
 
     async def start(self) -> None:
         self._forget_routes()  # amqtt's start() clears its subscriptions and retained messages
@@ -370,9 +364,9 @@ class Broker(AmqttBroker):  # type: ignore[misc]
 
     def _del_subscription(self, a_filter: str, session: Session) -> int:
         """amqtt's removal of one subscription, and of everything kept for it: its entry in
-        the planner (which leaves its group), sticky's choice, the client in the planner once it
-        holds no subscription, amqtt's list of the filter once empty (amqtt keeps an empty list
-        per filter ever unsubscribed). O(the filter's words + the group's members)."""
+        the planner (which leaves its group, and a sticky group's choice of it), the client in
+        the planner once it holds no subscription, amqtt's list of the filter once empty (amqtt
+        keeps an empty list per filter ever unsubscribed). O(the filter's words + the group's members)."""
         deleted = self._forget(a_filter, session)
         client = session.client_id
         if self._planner.holds(client, a_filter):
@@ -383,15 +377,10 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         return deleted
 
     def _forget(self, a_filter: str, session: Session) -> int:
-        """amqtt's removal of one subscription, amqtt's list of the filter once empty, and
-        sticky's choice of the client for the filter's group."""
+        """amqtt's removal of one subscription, and amqtt's list of the filter once empty."""
         deleted: int = super()._del_subscription(a_filter, session)
         if not self._subscriptions.get(a_filter, True):
             del self._subscriptions[a_filter]
-        if a_filter.startswith("$share/"):
-            group = ShareGroup.of(a_filter)
-            if self._sticky.get(group) == session.client_id:
-                del self._sticky[group]
         return deleted
 
     async def _del_all_subscriptions(self, session: Session) -> None:
@@ -453,33 +442,11 @@ class Broker(AmqttBroker):  # type: ignore[misc]
             if ok:
                 await self._deliver(broadcast, client, copy, session, running_tasks)
 
-    def _member_for(
-        self, groups: SharedGroups[str], group: ShareGroup, topic: str, publisher: str | None
-    ) -> str | None:
-        """The planner's chooser (:class:`~topicmatch.DeliveryPlanner`): the member of ``group``
-        that gets a message on ``topic`` from the client ``publisher``, by the share policy
-        (:class:`BrokerOptions`): the sticky member while it is there, else the policy's choice
-        from the planner's ``groups``, a member that is away (amqtt keeps a disconnected
-        client's subscriptions until its session ends) passed over for the next choice unless
-        all are (the hash policies make one choice). O(members)."""
-        session_of, policy = self._session_of, self.share_policy
-
-        def present(client: str) -> bool:
-            return bool(session_of[client].transitions.state == "connected")
-
-        held = self._sticky.get(group)
-        if held is not None and present(held):
-            return held
-        probe = (publisher or "") if policy == "hash_clientid" else topic
-        tries = 1 if policy in ("hash", "hash_clientid") else len(groups.members(group)) + 1
-        client = None
-        for _ in range(tries):
-            client = groups.choose(group, probe)
-            if client is None or present(client):
-                break
-        if client is not None and policy == "sticky":
-            self._sticky[group] = client
-        return client
+    def _away(self, client: str) -> bool:
+        """Whether a client the planner holds is away (amqtt keeps a disconnected client's
+        subscriptions until its session ends): the share groups pass it over while another
+        member is there (:class:`~topicmatch.SharedGroups`)."""
+        return bool(self._session_of[client].transitions.state != "connected")
 
     async def _deliver(
         self,
