@@ -222,33 +222,41 @@ class TrieIndex(Index):
 
     # -- readers -------------------------------------------------------------------------
     def match(self, words: list[str]) -> frozenset[Hashable]:
-        return self._walk(words, self._union)
-
-    def match_parts(self, words: list[str]) -> list[frozenset[Hashable]]:
-        """The subscriber sets the walk gathers (Index.match_parts): the walk of :meth:`match`
-        with a union that keeps them instead, and answers :data:`_KEPT`. A walk that found
-        nothing may end without its union: then the walk that counted is not the one whose
-        sets were kept, and there are none."""
-        parts: list[frozenset[Hashable]] = []
-
-        def keep(found: list[frozenset[Hashable]]) -> frozenset[Hashable]:
-            parts[:] = found  # the last walk's: the one _walk keeps, if it called keep
-            return _KEPT
-
-        return parts if self._walk(words, keep) is _KEPT else []
-
-    def _walk(self, words: list[str], union: Union) -> frozenset[Hashable]:
         while True:
             version = self._version
             if not version & 1:
                 if self._inner_hash:
-                    result = walk_general(self._root, words, self.dollar_rule, union)
+                    result = walk_general(self._root, words, self.dollar_rule, self._union)
                 else:
-                    result = walk_leaves(self._root, words, self.dollar_rule, union)
+                    result = walk_leaves(self._root, words, self.dollar_rule, self._union)
                 # Even and unchanged: no change was published during the walk, so the result
                 # is the state of one instant (._versions, rule 3).
                 if self._version == version:
                     return result
+            yield_to_writer(0)
+
+    def match_parts(self, words: list[str]) -> list[frozenset[Hashable]]:
+        """The subscriber sets the walk gathers (Index.match_parts): the walk of :meth:`match`,
+        retried as it is, with a union that keeps them instead and answers :data:`_KEPT`. A
+        walk that found nothing may end without its union: then the walk that counted is not
+        the one whose sets were kept, and there are none. (Its own loop: :meth:`match` calling
+        one shared with it cost 4 % more instructions per lookup of a topic nobody subscribed
+        to, pure build, callgrind.)"""
+        parts: list[frozenset[Hashable]] = []
+
+        def keep(found: list[frozenset[Hashable]]) -> frozenset[Hashable]:
+            parts[:] = found  # the last walk's: the one that counts, if it called keep
+            return _KEPT
+
+        while True:
+            version = self._version
+            if not version & 1:
+                if self._inner_hash:
+                    result = walk_general(self._root, words, self.dollar_rule, keep)
+                else:
+                    result = walk_leaves(self._root, words, self.dollar_rule, keep)
+                if self._version == version:
+                    return parts if result is _KEPT else []
             yield_to_writer(0)
 
     def stable_dfa(self) -> DFA | None:
