@@ -76,7 +76,6 @@ for a bad topic or filter asked about.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
@@ -108,7 +107,6 @@ _PLUS: Final = ("+",)
 _HASH: Final = ("#",)
 
 Level = tuple[str, ...]
-_Test = Callable[[tuple[Level, ...], list[str]], bool]  # _matches, _covers or _overlaps
 
 
 class _Rule:
@@ -305,7 +303,7 @@ class ClientRules:
         if text.startswith("$share"):
             return False  # every topic it matches starts with $share: no client reads those
         words = text.split("/")
-        return self._judge(words, text.startswith("$"), READ, _overlaps, _covers, words[-1] == "#")
+        return self._judge(words, text.startswith("$"), READ, True)
 
     # -- the decision ------------------------------------------------------------------------
     def _decide(self, topic: Text, wanted: int) -> bool:
@@ -320,33 +318,49 @@ class ClientRules:
                 return False
             if words[4] != "state":
                 return False
-        return self._judge(words, text.startswith("$"), wanted, _matches, _matches, False)
+        return self._judge(words, text.startswith("$"), wanted, False)
 
-    def _judge(
-        self, words: list[str], dollar: bool, wanted: int, denies: _Test, grants: _Test, deep: bool
-    ) -> bool:
-        """Mosquitto's order: the user's own section (a deny that ``denies`` the words, then a
-        grant of ``wanted`` that ``grants`` them), then the pattern rules with this client's
-        names in place, the same way; nothing granted is a refusal. ``deep``: the words are a
-        filter ending in '#' (what a deny pattern must reach, :meth:`_levels`)."""
+    def _judge(self, words: list[str], dollar: bool, wanted: int, filter_: bool) -> bool:
+        """Mosquitto's order: the user's own section (a deny that applies, then a grant of
+        ``wanted`` that applies), then the pattern rules with this client's names in place, the
+        same way; nothing granted is a refusal. A rule applies to a topic's words if it matches
+        them; to a filter's (``filter_``), a deny if it overlaps the filter and a grant if it
+        covers it (module docstring). The test written out at each rule, not a function passed
+        in or called: a call per rule cost 3 % more instructions per check interpreted, and a
+        function passed in is not a native call compiled."""
+        deep = filter_ and words[-1] == "#"  # what a deny pattern must reach: _levels
         own = self._own
         if own is not None:
             for rule in own.denies:
-                if rule.dollar == dollar and denies(rule.levels, words):
+                if rule.dollar == dollar and (
+                    _overlaps(rule.levels, words) if filter_ else _matches(rule.levels, words)
+                ):
                     return False
             for rule in own.grants:
-                if rule.access & wanted and rule.dollar == dollar and grants(rule.levels, words):
+                if (
+                    rule.access & wanted
+                    and rule.dollar == dollar
+                    and (_covers(rule.levels, words) if filter_ else _matches(rule.levels, words))
+                ):
                     return True
         if self._widens:
             return False
         for rule in self._patterns.denies:
             levels = self._levels(rule, len(words), deep)
-            if levels is not None and self._dollar(rule, levels) == dollar and denies(levels, words):
+            if (
+                levels is not None
+                and self._dollar(rule, levels) == dollar
+                and (_overlaps(levels, words) if filter_ else _matches(levels, words))
+            ):
                 return False
         for rule in self._patterns.grants:
             if rule.access & wanted:
                 levels = self._levels(rule, len(words), False)
-                if levels is not None and self._dollar(rule, levels) == dollar and grants(levels, words):
+                if (
+                    levels is not None
+                    and self._dollar(rule, levels) == dollar
+                    and (_covers(levels, words) if filter_ else _matches(levels, words))
+                ):
                     return True
         return False
 
