@@ -19,7 +19,12 @@ process, in this order:
    ``gc.collect()``, median of 5, against the control (*collect +ms*);
 4. the resident set size the matcher added (``/proc/self/statm``; Linux only, else ``-``);
 5. lookups of the shape's 50,000 subjects, all different and none seen before (first pass),
-   then the same again (second pass: the default's cache may answer), CPU time.
+   then the same again (second pass: the default's cache may answer), CPU time;
+6. the calls that make a container per subscription, CPU time, the collector on as an
+   application runs it: ``subscriptions()``, ``patterns()`` and ``unsubscribe_many`` of the
+   one-by-one pairs, then the same three with the caller's ``gc.disable()`` around them
+   (*whole-state s*, on / off: equal where the library's own pause, ``collector_paused``,
+   keeps the collections out).
 
 ``--types`` prints the types of the tracked objects added, most common first (step 2 of what
 to change: which objects the collector walks). Public API only.
@@ -108,13 +113,25 @@ def main(argv: list[str]) -> None:
         for topic in topics:
             matcher.lookup(topic)
         rates.append(len(topics) / (time.process_time() - start))
+    whole = []
+    for collector in (True, False):
+        if not collector:
+            gc.disable()
+        start = time.process_time()
+        matcher.subscriptions()
+        matcher.patterns()
+        matcher.unsubscribe_many(single)
+        whole.append(time.process_time() - start)
+        gc.enable()
+        matcher.subscribe_many(single)
     print(
         f"{BUILD} {algorithm} n={n:,} ({'str' if '--str' in argv else 'int'} subscribers): "
         f"{added / n:.3f} tracked objects per subscription "
         f"({added:,}); full gc.collect() {collect:.1f} ms (control {control:.1f} ms, "
         f"+{collect - control:.1f}); RSS {memory} per subscription; "
         f"subscribe {subscribe_ns[0]:,.0f} / {subscribe_ns[1]:,.0f} ns (collector off / on); "
-        f"lookups/s {rates[0]:,.0f} first, {rates[1]:,.0f} second"
+        f"lookups/s {rates[0]:,.0f} first, {rates[1]:,.0f} second; "
+        f"whole-state {whole[0]:.2f} / {whole[1]:.2f} s (collector on / off)"
     )
 
 

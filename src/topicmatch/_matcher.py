@@ -211,8 +211,12 @@ class _Reader(Generic[S]):
 
         O(subscriptions). On the trie and the default it walks an O(1) snapshot, so writers are
         not held up meanwhile, and afterwards each write copies the nodes it changes once, as
-        after :meth:`Matcher.snapshot`."""
-        return {pattern: cast("frozenset[S]", subs) for pattern, _tokens, subs in self._index.items()}
+        after :meth:`Matcher.snapshot`. The cyclic collector is paused meanwhile, as in
+        :meth:`Matcher.subscribe_many`: a container per subscription set off collections that
+        each traversed the whole matcher (``benchmarks/collector_load.py``, *whole-state*:
+        docs/performance.md, "What the cyclic collector walks")."""
+        with collector_paused():
+            return {pattern: cast("frozenset[S]", subs) for pattern, _tokens, subs in self._index.items()}
 
     def overlapping(self, pattern: Text) -> dict[str, frozenset[S]]:
         """The subscriptions that could receive a message together with ``pattern``: those whose
@@ -284,8 +288,10 @@ class _Reader(Generic[S]):
         return None if dfa is None else dfa.batch_walk()
 
     def patterns(self) -> list[str]:
-        """The subscribed patterns, sorted (each appears once, whatever its subscriber count)."""
-        return sorted(pattern for pattern, _tokens, _subs in self._index.items())
+        """The subscribed patterns, sorted (each appears once, whatever its subscriber count).
+        O(subscriptions log subscriptions), the collector paused as in :meth:`subscriptions`."""
+        with collector_paused():
+            return sorted(pattern for pattern, _tokens, _subs in self._index.items())
 
     def __len__(self) -> int:
         """The number of (pattern, subscriber) pairs."""
@@ -478,11 +484,14 @@ class Matcher(_Reader[S]):
         The same result as :meth:`unsubscribe` on each pair, checked first as
         :meth:`subscribe_many` checks them (a bad pair raises and nothing changes). O(pairs x
         words). On the trie and the default, lookups running meanwhile see each pattern's
-        subscribers go together, pattern after pattern (elsewhere, pair after pair).
+        subscribers go together, pattern after pattern (elsewhere, pair after pair). The
+        collector is paused during the call, as in :meth:`subscribe_many` and for the reason
+        :meth:`subscriptions` gives.
         """
-        items = self._grouped(pairs, "unsubscribe_many")
-        with self._writes:
-            return self._remove(items)
+        with collector_paused():
+            items = self._grouped(pairs, "unsubscribe_many")
+            with self._writes:
+                return self._remove(items)
 
     def unsubscribe_all(self, subscriber: S) -> int:
         """Remove every subscription of ``subscriber`` (a client that disconnects); how many.
