@@ -1,6 +1,6 @@
 """What a matcher of N subscriptions costs CPython's cyclic collector, and what it costs to use.
 
-    .venv/bin/python benchmarks/collector_load.py [ALGORITHM] [N] [--str] [--types]
+    .venv/bin/python benchmarks/collector_load.py [ALGORITHM] [N] [--str] [--types] [--freeze]
     TOPICMATCH_PURE=1 .venv/bin/python benchmarks/collector_load.py default 1000000
 
 ALGORITHM defaults to ``default``, N to 200,000. The table is the NATS server's mix of
@@ -25,6 +25,10 @@ process, in this order:
    one-by-one pairs, then the same three with the caller's ``gc.disable()`` around them
    (*whole-state s*, on / off: equal where the library's own pause, ``collector_paused``,
    keeps the collections out).
+
+``--freeze``: ``gc.collect()`` and ``gc.freeze()`` right after the bulk build, as an
+application may do once it has loaded its subscriptions: the collector then leaves the objects
+made so far alone (what steps 2, 3 and 6 then cost).
 
 ``--types`` prints the types of the tracked objects added, most common first (step 2 of what
 to change: which objects the collector walks). Public API only.
@@ -85,6 +89,9 @@ def main(argv: list[str]) -> None:
     matcher: Matcher[object] = Matcher(algorithm, dialect="nats")
     bulk, single = pairs[:-ONE_BY_ONE], pairs[-ONE_BY_ONE:]
     matcher.subscribe_many(bulk)
+    if "--freeze" in argv:
+        gc.collect()
+        gc.freeze()
     subscribe_ns = []
     for half, collector in ((single[: ONE_BY_ONE // 2], False), (single[ONE_BY_ONE // 2 :], True)):
         if not collector:
@@ -125,7 +132,8 @@ def main(argv: list[str]) -> None:
         gc.enable()
         matcher.subscribe_many(single)
     print(
-        f"{BUILD} {algorithm} n={n:,} ({'str' if '--str' in argv else 'int'} subscribers): "
+        f"{BUILD} {algorithm} n={n:,} ({'str' if '--str' in argv else 'int'} subscribers"
+        f"{', frozen after the bulk build' if '--freeze' in argv else ''}): "
         f"{added / n:.3f} tracked objects per subscription "
         f"({added:,}); full gc.collect() {collect:.1f} ms (control {control:.1f} ms, "
         f"+{collect - control:.1f}); RSS {memory} per subscription; "
