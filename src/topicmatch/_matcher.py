@@ -239,9 +239,11 @@ class _Reader(Generic[S]):
         Patterns that match no topic at all are left out. Among :meth:`overlapping`'s results
         (a pattern that ``pattern`` covers and that matches a topic overlaps it), so it costs
         that walk plus a check of each: O(len(pattern) x len(other) x their literals) per
-        candidate. Raises :class:`~topicmatch.InvalidPatternError`, and
-        :class:`~topicmatch.ComplexityError` for a ``pattern`` that Dialect.covers cannot decide
-        in bounded steps.
+        candidate, at most 50,000 steps each (only AMQP's ``#`` inside a pattern comes near
+        it): a bridge that asks about clients' filters pays up to that per stored pattern the
+        filter overlaps. Raises
+        :class:`~topicmatch.InvalidPatternError`, and :class:`~topicmatch.ComplexityError` for
+        a ``pattern`` that Dialect.covers cannot decide in bounded steps.
 
         >>> m = Matcher(dialect="mqtt")
         >>> for p in ("a/+/c", "a/#", "b/x"):
@@ -601,8 +603,11 @@ class Matcher(_Reader[S]):
     # -- reads ---------------------------------------------------------------------------
     def snapshot(self) -> MatcherSnapshot[S]:
         """A read-only view of this instant: O(1) on ``default``, ``trie`` and ``cstrie`` (the
-        trie's next writes copy the nodes they change, once each), a copy O(n) elsewhere."""
-        return MatcherSnapshot(self._index.snapshot(), self._dialect)
+        trie's next writes copy the nodes they change, once each), a copy O(n) elsewhere, the
+        collector paused meanwhile as in :meth:`subscriptions` (naive, 200k subscriptions,
+        pure: 1.18 s with it running, 0.26 s paused)."""
+        with collector_paused():
+            return MatcherSnapshot(self._index.snapshot(), self._dialect)
 
     # -- captures: a separate block, the one addition of topicmatch._captures to this module ------
     def captures(self, topic: Text) -> list[Capture[S]]:
