@@ -146,6 +146,27 @@ def test_a_bad_template_is_one_typed_line(text: str, dialect: str, reason: str) 
     assert "\n" not in str(caught.value)
 
 
+@pytest.mark.parametrize("bad", [None, b"a/{x}", 7, ["a"]])
+def test_a_template_that_is_not_a_str_is_the_typed_error(bad: object) -> None:
+    with pytest.raises(InvalidPatternError, match="a template is a str"):
+        Template(bad)  # type: ignore[type-var]
+    router: Router[str] = Router("mqtt")
+    with pytest.raises(InvalidPatternError):
+        router.add(bad, "h")  # type: ignore[type-var]
+    with pytest.raises(InvalidPatternError):
+        router.remove(bad)  # type: ignore[type-var]
+    assert len(router) == 0
+
+
+def test_a_template_is_immutable_and_its_errors_quote_it() -> None:
+    template = Template("a/{x}", "mqtt")
+    with pytest.raises(AttributeError, match="immutable"):
+        template.pattern = "b/+"
+    assert template.match("a/b") == {"x": "b"}
+    with pytest.raises(InvalidPatternError, match=r"'\{rest\+\}/a'"):
+        Template("{rest+}/a", "mqtt")  # the template the user wrote, not '#/a'
+
+
 def test_errors_leave_the_router_as_it_was() -> None:
     router: Router[str] = Router("mqtt")
     router.add("a/{x}", "first")

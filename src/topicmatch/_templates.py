@@ -43,7 +43,7 @@ from typing import Generic, NamedTuple, TypeVar
 
 from ._captures import Value, capture
 from ._dialects import Dialect, make_dialect, plain
-from ._errors import ConfigurationError, InvalidPatternError
+from ._errors import ConfigurationError, InvalidPatternError, shortened
 from ._matcher import Matcher
 from ._typevars import Text
 
@@ -79,7 +79,12 @@ class Template:
 
     def __init__(self, text: Text, dialect: str | Dialect = "mqtt") -> None:
         rules = dialect if isinstance(dialect, Dialect) else make_dialect(dialect)
-        source: str = plain(text)  # its typed error for anything but a str
+        given: object = text  # checked here: the compiled callers' values are anything
+        if not isinstance(given, str):
+            raise InvalidPatternError(
+                rules.name, shortened(repr(given)), f"a template is a str, not {type(given).__name__}"
+            )
+        source = plain(given)
         one, many = _WILDCARDS[rules.name]
         levels = source.split(rules.separator)
         names: list[str] = []
@@ -103,13 +108,30 @@ class Template:
                 slots.append(None)
             pattern.append(level)
             rank.append(_MANY if level == many else _ONE if level == one else _LITERAL)
-        self.pattern: str = rules.separator.join(pattern)
-        rules.parse_pattern(self.pattern)  # the dialect's verdict, with its error
-        self.text = source
-        self.names = tuple(names)
-        self.rank = tuple(rank)
-        self._slots = tuple(slots)
-        self._dialect = rules
+        made = rules.separator.join(pattern)
+        try:
+            rules.parse_pattern(made)  # the dialect's verdict, its reason said of the template
+        except InvalidPatternError as error:
+            raise InvalidPatternError(rules.name, source, error.reason) from None
+        for name, value in (
+            ("pattern", made),
+            ("text", source),
+            ("names", tuple(names)),
+            ("rank", tuple(rank)),
+            ("_slots", tuple(slots)),
+            ("_dialect", rules),
+        ):
+            object.__setattr__(self, name, value)
+
+    pattern: str
+    text: str
+    names: tuple[str, ...]
+    rank: tuple[int, ...]
+    _slots: tuple[str | None, ...]
+    _dialect: Dialect
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"a Template is immutable: make another (cannot set {name!r})")
 
     def __repr__(self) -> str:
         return f"Template({self.text!r}, {self._dialect.name!r})"
