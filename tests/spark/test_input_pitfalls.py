@@ -176,6 +176,7 @@ def test_a_subscriber_over_64_bits_is_refused_naming_the_file(tmp_path: Path) ->
     ("body", "said"),
     [
         (b'1,"a.b\rc",p\n2,a.d,q\n', "1 line with a carriage return (\\r) inside"),
+        ("1,a.b,p\r\u2028\n".encode(), "1 line with a carriage return (\\r) inside"),
         (b"1,a.\xff,p\n2,a.d,\xfeq\n3,a.e,r\n", "2 lines not UTF-8"),
     ],
 )
