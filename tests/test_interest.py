@@ -45,7 +45,7 @@ def test_the_inverted_bitmap_answers_in_its_topic_space() -> None:
     assert list(matcher.iter_matches("a.b")) == ["x"]
 
 
-@pytest.mark.parametrize("algorithm", ["default", "trie", "naive"])
+@pytest.mark.parametrize("algorithm", ALGOS)
 @pytest.mark.parametrize("dialect", ["amqp", "mqtt", "nats"])
 @given(data=st.data())
 def test_covered_and_covering_are_covers_over_every_stored_pattern(

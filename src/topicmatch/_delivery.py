@@ -23,7 +23,8 @@ compares them with that broker:
 * **Shared subscriptions** (``$share/<group>/<filter>``): one member of each group, chosen by
   :class:`~topicmatch.SharedGroups` (round-robin by default: Mosquitto's queue; or random,
   hashes of the topic or the publisher, EMQX's sticky), passing over the members the broker
-  says are away (:class:`DeliveryPlanner`'s ``away``). The member's
+  says are away (:class:`DeliveryPlanner`'s ``away``; not the hash policies, which make their
+  one choice). The member's
   turn is used even when the member gets nothing: when its read access is denied, or when it is
   an MQTT 3.1.1 client that already has the message from another subscription; the message is
   then lost for that group, as in Mosquitto. No-local does not apply to shared subscriptions:
@@ -160,8 +161,9 @@ class DeliveryPlanner:
 
     ``share_policy`` and ``seed`` are :class:`~topicmatch.SharedGroups`'. ``away``, if given,
     tells which clients are away: :meth:`SharedGroups.choose <topicmatch.SharedGroups.choose>`
-    passes over them while a member of the group is there (it is called with each member it
-    considers, O(members) per group).
+    passes over them while a member of the group is there, except under the hash policies,
+    which make their one choice (it is called with each member it considers, O(members) per
+    group).
 
     >>> planner = DeliveryPlanner()
     >>> for client in ("sensor", "ui", "w1", "w2"):

@@ -42,7 +42,8 @@ And ``$share/<group>/<filter>``, a literal filter to amqtt, is a shared subscrip
 message goes to one member of each group (round-robin by default, in Mosquitto's order; or
 random, hash of the topic, EMQX's hash of the publisher's client id, or EMQX's sticky:
 :class:`BrokerOptions`), passing over a member that is away (amqtt keeps a disconnected
-client's subscriptions until its session ends) unless all are; a shared subscription gets no
+client's subscriptions until its session ends) unless all are, except under the hash policies,
+which make their one choice; a shared subscription gets no
 retained messages (MQTT 5, 4.8.2). The planner's groups keep the members and the round-robin
 queues, and pass over the members the broker says are away (``DeliveryPlanner(away=...)``).
 As in Mosquitto, a member that already has the message by another of its subscriptions spends
