@@ -303,8 +303,9 @@ class _Reader(Generic[S]):
 class MatcherSnapshot(_Reader[S]):
     """A read-only view of a matcher at one instant; later writes do not show in it.
 
-    Offers ``lookup``, ``lookup_many``, ``subscriptions``, ``patterns``, ``overlapping``,
-    ``batch_walk`` and ``len``. A snapshot of the default has no result cache; it shares the
+    Offers ``lookup``, ``lookup_many``, ``has_interest``, ``iter_matches``, ``count``,
+    ``subscriptions``, ``patterns``, ``overlapping``, ``covered``, ``covering``, ``batch_walk``
+    and ``len``. A snapshot of the default has no result cache; it shares the
     matcher's memo of unions, whose entries are right for any state.
     """
 
