@@ -11,7 +11,8 @@ import abc
 import heapq
 from collections.abc import Hashable, Iterator
 
-from ._index import EMPTY, Index, Item
+from ._empty import EMPTY
+from ._index import Index, Item
 from ._words import Tokens
 
 __all__ = ["BitmapIndex", "IdAllocator", "bits", "union_of"]

@@ -71,8 +71,8 @@ import sys
 from collections.abc import Callable, Hashable, Iterable
 from typing import Final, TypeVar
 
+from ._empty import EMPTY
 from ._governor import Governor
-from ._index import EMPTY
 from ._topic_trie import NODE_BYTES, TopicTrie
 from ._versions import Versioned
 from ._words import Tokens

@@ -40,8 +40,9 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable
 from typing import Final
 
+from ._empty import EMPTY
 from ._errors import TopicMatchError
-from ._index import EMPTY, Index, Item
+from ._index import Index, Item
 from ._versions import yield_to_writer
 from ._words import HASH, STAR, Token, Tokens
 

@@ -31,8 +31,8 @@ import sys
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Final
 
+from ._empty import EMPTY
 from ._errors import InvalidWalkError, shortened
-from ._index import EMPTY
 from ._walk import Node, step, subs_of, union_of
 
 __all__ = ["DFA", "ENTRY_BYTES", "BatchWalk"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Hashable, Iterable
-from typing import TYPE_CHECKING, ClassVar, Final
+from typing import TYPE_CHECKING, ClassVar
 
 from ._algebra import TopicRules, overlaps
 from ._versions import Versioned
@@ -24,9 +24,7 @@ from ._words import Tokens
 if TYPE_CHECKING:
     from ._dfa import DFA
 
-__all__ = ["EMPTY", "Index", "Item"]
-
-EMPTY: Final[frozenset[Hashable]] = frozenset()
+__all__ = ["Index", "Item"]
 
 #: One subscription pattern with its canonical tokens and its subscribers.
 Item = tuple[str, Tokens, frozenset[Hashable]]

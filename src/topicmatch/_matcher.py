@@ -20,6 +20,7 @@ from ._cache import ResultCache
 from ._collector import collector_paused
 from ._cstrie import CSTrieIndex
 from ._dialects import Dialect, make_dialect, plain
+from ._empty import EMPTY
 from ._errors import (
     ConfigurationError,
     InvalidPairError,
@@ -28,7 +29,7 @@ from ._errors import (
     UnknownTopicError,
     shortened,
 )
-from ._index import EMPTY, Index, Item
+from ._index import Index, Item
 from ._inverted_bitmap import InvertedBitmapIndex
 from ._naive import NaiveIndex
 from ._optimized_bitmap import OptimizedBitmapIndex

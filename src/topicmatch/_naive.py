@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from ._index import EMPTY, Index, Item
+from ._empty import EMPTY
+from ._index import Index, Item
 from ._words import Tokens, pattern_matches
 
 __all__ = ["NaiveIndex"]

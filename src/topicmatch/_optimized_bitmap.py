@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 from ._bitmaps import BitmapIndex, bits, union_of
-from ._index import EMPTY
+from ._empty import EMPTY
 from ._words import HASH, Tokens, pattern_matches
 
 __all__ = ["OptimizedBitmapIndex"]

@@ -23,8 +23,8 @@ from collections.abc import Callable, Hashable, Iterable, Iterator
 from sys import intern
 from typing import Any, Final
 
+from ._empty import EMPTY
 from ._governor import Governor
-from ._index import EMPTY
 from ._words import HASH, STAR, Token
 
 __all__ = [
