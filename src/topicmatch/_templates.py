@@ -79,7 +79,7 @@ class Template:
 
     def __init__(self, text: Text, dialect: str | Dialect = "mqtt") -> None:
         rules = dialect if isinstance(dialect, Dialect) else make_dialect(dialect)
-        given: object = text  # checked here: the compiled callers' values are anything
+        given: object = text  # anything a caller passed: checked here
         if not isinstance(given, str):
             raise InvalidPatternError(
                 rules.name, shortened(repr(given)), f"a template is a str, not {type(given).__name__}"
