@@ -182,7 +182,7 @@ def test_the_memo_switches_itself_off_where_topics_do_not_repeat_and_comes_back(
 def test_the_memo_switches_itself_off_where_big_unions_rarely_come_again() -> None:
     # Unions of 2,001 subscribers, one topic in 64 a repeat: the hits save more than UNION_PAYS
     # insertions per probe, but not also one in UNION_MISS_SHARE of what the misses united
-    # (the million-subscription table's first lookups: docs/results/default-parts/union-memo-scale.txt).
+    # (the million-subscription table's first lookups: subs-1M in docs/performance.md).
     m = _wide(subscribers=2000)
     m.subscribe_many([(f"+/w{i}", i) for i in range(UNION_WINDOW)])
     unions = _unions(m)

@@ -1,7 +1,8 @@
 """Quick round trips through the real brokers: every requester works, nothing is lost.
 
-Tiny durations (0.5 s at 400/s); the study's runs are in docs/performance.md. The brokers are
-private instances on 127.0.0.1, each started once per pytest run (:mod:`topicmatch_latency.testing`).
+Tiny durations (0.5 s at 400/s); the study's runs are in latency/docs/measurements.md. The
+brokers are private instances on 127.0.0.1, each started once per pytest run
+(:mod:`topicmatch_latency.testing`).
 """
 
 from __future__ import annotations
