@@ -10,8 +10,7 @@ median of the rounds' ratios (pure's time ÷ compiled's, or paho's ÷ topicmatch
 Every round uses topics neither child has looked up before. The experiments, on the workload
 matrix's *distinct-10k* row (10,000 MQTT filters of 5 levels, every topic new) unless said:
 
-* ``walk``: the trie: ``Matcher("trie").lookup`` (parse and walk), and its walk alone
-  (``TrieIndex.match`` on words split beforehand), 2,000 topics a round;
+* ``walk``: the trie: ``Matcher("trie").lookup`` (parse and walk), 2,000 topics a round;
 * ``subscribe``: ``subscribe`` one pair at a time, 2,000 new filters a round into a fresh matcher
   that holds the row's 10,000 (trie and default); and ``unsubscribe`` of the same 2,000;
 * ``dfa``: the DFA path of the Spark workers, ``Matcher.batch_walk()``: 2,000 topics a round
@@ -29,9 +28,7 @@ matrix's *distinct-10k* row (10,000 MQTT filters of 5 levels, every topic new) u
   patterns of the ``realistic`` workload subscribed one by one under ``tracemalloc``), trie and
   default, once per build (not a timing: no rounds).
 
-Figures: docs/compiled.md ("Measurements"); ``topicmatch._walk`` cites its memory figure. Its
-*trie walk* reads the index behind a matcher (the walk alone has no public name): the one
-private name here, listed in tests/test_architecture.py.
+Figures: docs/compiled.md ("Measurements"); ``topicmatch._walk`` cites its memory figure.
 """
 
 from __future__ import annotations
@@ -76,8 +73,8 @@ class _Child:
         self.spare = shapes.distinct(FILTERS + PER_ROUND * (rounds + 1), 0, seed=23).pairs[FILTERS:]
         self.made: dict[str, Any] = {}
 
-    def topics(self, r: int, which: int = 0) -> list[str]:
-        start = STEADY + PER_ROUND * (2 * r + which)
+    def topics(self, r: int) -> list[str]:
+        start = STEADY + PER_ROUND * r
         return self.shape.topics[start : start + PER_ROUND]
 
     def round(self, experiment: str, r: int) -> dict[str, float]:
@@ -90,12 +87,8 @@ class _Child:
             self.made["trie"] = trie = Matcher("trie", "mqtt")
             trie.subscribe_many(self.shape.pairs)
         trie = self.made["trie"]
-        lookup, match = trie.lookup, trie._index.match
-        looked, walked = self.topics(r), [t.split("/") for t in self.topics(r, 1)]
-        return {
-            "trie lookup": _per_op(lambda: sum(1 for t in looked if lookup(t) is not None)),
-            "trie walk": _per_op(lambda: sum(1 for w in walked if match(w) is not None)),
-        }
+        lookup, looked = trie.lookup, self.topics(r)
+        return {"trie lookup": _per_op(lambda: sum(1 for t in looked if lookup(t) is not None))}
 
     def subscribe(self, r: int) -> dict[str, float]:
         pairs = self.spare[r * PER_ROUND : (r + 1) * PER_ROUND]

@@ -5,25 +5,22 @@ Usage: ``.venv/bin/python benchmarks/pipeline_costs.py DATA_DIR [ROUNDS [VARIANT
 ``ROUNDS`` default 5; the variants by name, default all).
 
 Variants, alternated in every round in one Spark session (each round starting one variant later,
-the JVM's heap collected before every run), each ``route`` cold in the workers:
+the JVM's heap collected before every run); a ``route`` is cold in the workers
+(``bench_api.route_cold``: the workers build its matcher afresh) unless its name says warm:
 
-* ``route``: as ``topicmatch route`` writes (snappy, no dictionary);
+* ``route``: as ``topicmatch route`` writes (``bench_api.writer_options``: snappy, no dictionary);
 * ``route dictionary``: the same with Parquet's dictionary encoding (``route`` turns it off);
 * ``route int96``: the same with timestamps as Spark's default INT96 (``route`` writes
   ``TIMESTAMP_MICROS``; a session setting, set around the run);
 * ``route zstd``: the same with ``compression=zstd``;
 * ``route no stats``: the same with ``parquet.column.statistics.enabled=false``;
 * ``route v2``: the same with Parquet's data page v2 (``parquet.writer.version=v2``);
-* ``route one by one``: as ``route``, but every topic looked up one by one through
-  ``Matcher.lookup`` and the topic cache, as before the level walk (``topicmatch.spark._levels``);
-* ``route warm``: as ``route``, but every run with the same subscriptions key and the workers
-  keeping that matcher (and what its DFA learnt) from one run to the next (``Pinned``): after
-  the warm-up every topic is a known transition (as long as the DFA's 100,000 transitions hold
-  them all: at 100k x 10k they do, at 1M x 1k they do not) and the matching costs next to
-  nothing. What a route costs beyond its matching;
-* ``route gc on``: as ``route``, but with Python's cyclic garbage collector left running while the
-  workers build their matcher and look up cold topics (as before it was paused there, see
-  ``_cyclic_gc_paused`` in ``topicmatch.spark._worker``);
+* ``route warm``: ``topicmatch.spark.route``, which keeps the matcher of the same subscriptions
+  in the workers from job to job, run once unmeasured right before each measured run (the cold
+  runs between would push it out of the workers' last three versions): after it every topic is
+  a transition its DFA knows (as long as the DFA's 100,000 transitions hold them all: at 100k x
+  10k they do, at 1M x 1k they do not), so the matching costs next to nothing. What a route
+  costs beyond its matching;
 * ``transport``: no matching, but every message crosses to a Python worker and back through
   ``mapInArrow`` as ``route``'s do, coming back with a constant list of 70 strings, exploded and
   written the same way: the output plus the Python round trip, without the matching;
@@ -37,21 +34,17 @@ the JVM's heap collected before every run), each ``route`` cold in the workers:
 Printed per variant: median wall time, median CPU-seconds of the JVM and of the Python
 workers (from ``/proc`` around each run; Linux only), and the output's size.
 
-Figures: docs/pipeline.md (where a ``route`` job's time goes). It swaps parts of the Spark
-worker to time them, which no public name allows: listed in tests/test_architecture.py as a
-script that still reaches inside.
+Figures: docs/pipeline.md (where a ``route`` job's time goes, and the Parquet output's choices).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import statistics
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -60,49 +53,8 @@ import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, StringType, StructField, StructType
 
-from topicmatch.spark import Subscriptions, _worker, session
-from topicmatch.spark import _route as route_module
-from topicmatch.spark._io import writer_options
-from topicmatch.spark._route import _route
-from topicmatch.spark._worker import RouteFunction
-
-
-class CollectorNotPaused(RouteFunction):
-    """``RouteFunction`` with the worker's collector pause undone while it runs (the "before")."""
-
-    def __call__(self, batches: Any) -> Any:
-        paused = _worker._cyclic_gc_paused
-        _worker._cyclic_gc_paused = contextlib.nullcontext  # type: ignore[assignment]
-        try:
-            yield from super().__call__(batches)
-        finally:
-            _worker._cyclic_gc_paused = paused
-
-
-class Pinned(RouteFunction):
-    """``RouteFunction`` whose matcher outlives the worker's version cache (``route warm``).
-
-    Every cold variant adds a version to each worker's cache, which keeps the last three: the
-    warm matcher would be dropped between its runs. Each worker process keeps it here instead
-    and puts it back under its key before every task.
-    """
-
-    def __call__(self, batches: Any) -> Any:
-        pinned = getattr(_worker, "_pinned_for_bench", None)
-        if pinned is None or pinned[0] != self.key:
-            pinned = (self.key, _worker.compiled_for(self.key, self.dialect, self.pedantic, self.payload))
-            _worker._pinned_for_bench = pinned  # type: ignore[attr-defined]
-        _worker._COMPILED[self.key] = pinned[1]
-        yield from super().__call__(batches)
-
-
-class OneByOne(RouteFunction):
-    """``RouteFunction`` looking every topic up one by one (no level walk: the "before")."""
-
-    def __call__(self, batches: Any) -> Any:
-        compiled = _worker.compiled_for(self.key, self.dialect, self.pedantic, self.payload)
-        compiled._walker = None  # the call below finds this very matcher in the worker's cache
-        yield from super().__call__(batches)
+from topicmatch.spark import Subscriptions, route, session
+from topicmatch.spark.bench_api import choose, route_cold, writer_options
 
 
 def cpu_seconds() -> dict[str, float]:
@@ -159,36 +111,33 @@ def main() -> None:
     exploded = StructType([*messages.schema.fields, StructField("subscriber", StringType(), False)])
     out = Path(tempfile.mkdtemp(prefix="pipeline-costs-")) / "out"
     base = writer_options("parquet")
+    plan = choose(table, "matcher")
 
-    def routed(token: str = "") -> Any:
-        token = token or uuid.uuid4().hex  # a new one: cold workers
-        return _route(messages, table, "topic", "subscriber", 1 << 20, cache_token=token)
+    def routed() -> Any:
+        return route_cold(messages, plan)
 
-    def routed_by(function: type[RouteFunction], token: str = "") -> Any:
-        route_module.RouteFunction = function  # type: ignore[attr-defined]
-        try:
-            return routed(token)
-        finally:
-            route_module.RouteFunction = RouteFunction  # type: ignore[attr-defined]
+    def warm() -> Any:
+        return route(messages, table, dialect=table.dialect, pedantic=table.pedantic, plan="matcher")
 
-    variants: dict[str, tuple[Any, dict[str, str]]] = {
-        "route": (routed, base),
-        "route dictionary": (routed, {**base, "parquet.enable.dictionary": "true"}),
-        "route int96": (routed, {**base, INT96: "INT96"}),
-        "route zstd": (routed, {**base, "compression": "zstd"}),
-        "route no stats": (routed, {**base, "parquet.column.statistics.enabled": "false"}),
-        "route v2": (routed, {**base, "parquet.writer.version": "v2"}),
-        "route warm": (lambda: routed_by(Pinned, "warm"), base),
-        "route gc on": (lambda: routed_by(CollectorNotPaused), base),
-        "route one by one": (lambda: routed_by(OneByOne), base),
+    # name -> (the frame, the writer's options and session settings, whether a run of the same
+    # frame comes first, unmeasured)
+    variants: dict[str, tuple[Any, dict[str, str], bool]] = {
+        "route": (routed, base, False),
+        "route dictionary": (routed, {**base, "parquet.enable.dictionary": "true"}, False),
+        "route int96": (routed, {**base, INT96: "INT96"}, False),
+        "route zstd": (routed, {**base, "compression": "zstd"}, False),
+        "route no stats": (routed, {**base, "parquet.column.statistics.enabled": "false"}, False),
+        "route v2": (routed, {**base, "parquet.writer.version": "v2"}, False),
+        "route warm": (warm, base, True),
         "transport": (
             lambda: messages.mapInArrow(constant_lists, listed).select(
                 *messages.columns, F.explode("subscribers").alias("subscriber")
             ),
             base,
+            False,
         ),
-        "transport exploded": (lambda: messages.mapInArrow(exploded_rows, exploded), base),
-        "floor": (lambda: messages.select("*", F.explode(constant).alias("subscriber")), base),
+        "transport exploded": (lambda: messages.mapInArrow(exploded_rows, exploded), base, False),
+        "floor": (lambda: messages.select("*", F.explode(constant).alias("subscriber")), base, False),
     }
 
     if len(sys.argv) > 3:
@@ -198,23 +147,29 @@ def main() -> None:
             sys.exit(f"unknown variants {sorted(unknown)}; choose among {list(variants)}")
         variants = {name: variants[name] for name in chosen}
 
-    def run(name: str) -> tuple[float, float, float, int]:
-        frame_of, options = variants[name]
-        shutil.rmtree(out, ignore_errors=True)
-        # Start every run from a collected JVM heap: otherwise a variant pays for the garbage of
-        # the one before it (measured: whichever ran right after ``floor`` was ~10 % slower).
-        spark.sparkContext._jvm.System.gc()  # type: ignore[union-attr]
+    def write(frame_of: Any, options: dict[str, str]) -> None:
         settings = {key: value for key, value in options.items() if key.startswith("spark.")}
         held = {key: str(spark.conf.get(key)) for key in settings}  # the session sets each
         for key, value in settings.items():
             spark.conf.set(key, value)
         writer = {key: value for key, value in options.items() if key not in settings}
-        before, began = cpu_seconds(), time.perf_counter()
         try:
             frame_of().write.options(**writer).parquet(str(out))
         finally:
             for key, kept in held.items():
                 spark.conf.set(key, kept)
+
+    def run(name: str) -> tuple[float, float, float, int]:
+        frame_of, options, primed = variants[name]
+        if primed:
+            shutil.rmtree(out, ignore_errors=True)
+            write(frame_of, options)
+        shutil.rmtree(out, ignore_errors=True)
+        # Start every run from a collected JVM heap: otherwise a variant pays for the garbage of
+        # the one before it (measured: whichever ran right after ``floor`` was ~10 % slower).
+        spark.sparkContext._jvm.System.gc()  # type: ignore[union-attr]
+        before, began = cpu_seconds(), time.perf_counter()
+        write(frame_of, options)
         wall, after = time.perf_counter() - began, cpu_seconds()
         spent = {k: v - before.get(k, 0.0) for k, v in after.items()}
         java = sum(v for k, v in spent.items() if k.startswith("java"))

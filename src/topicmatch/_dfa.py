@@ -170,8 +170,8 @@ class DFA:
         rearranged. Each state keeps its fixed part and its nodes' children dicts, so a cold
         step costs a dict lookup per dict; and a word that no dict holds (most words, in a
         state that ``#`` or ``*`` patterns keep wide) leads to one state per source state,
-        ``otherwise``, found without building a set (benchmarks/worker_lookups.py: the cold pass
-        of the pipeline benchmark's 100k x 10k case, docs/implementation.md).
+        ``otherwise``, found without building a set (docs/implementation.md, *The DFA, for
+        batch walks only*).
         """
         if not isinstance(word, str):  # (compiled, advance_many refused it as it unpacked it)
             raise InvalidWalkError(_ADVANCE_TAKES)

@@ -46,9 +46,8 @@ def factorize(keys: IntArray) -> tuple[IntArray, IntArray]:
     index into them (int32).
 
     What ``np.unique(keys, return_inverse=True)`` gives, without its sort: one pass through
-    Arrow's hash table (the variant ``levels, np.unique`` of benchmarks/worker_lookups.py
-    measures the difference in the workers' pass, see docs/pipeline.md). No copy on the way in
-    or out: the keys and both results share Arrow's buffers.
+    Arrow's hash table. No copy on the way in or out: the keys and both results share Arrow's
+    buffers.
     """
     encoded = pc.dictionary_encode(pa.array(keys))
     return encoded.dictionary.to_numpy(), encoded.indices.to_numpy()

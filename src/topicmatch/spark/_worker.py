@@ -109,14 +109,6 @@ _EMPTY = np.zeros(0, dtype=np.int32)
 NULL_REASON = "the topic is null"
 
 
-#: The worker's long-lived caches (matchers, DFA states, topic ids) are built with the collector
-#: paused, as the library's bulk calls are (see topicmatch._collector). On the pipeline
-#: benchmark's 100k x 10k case the collector took a fifth to a third of a worker's cold pass
-#: (benchmarks/worker_lookups.py, docs/pipeline.md). Looked up at call time, so that the
-#: benchmarks can measure the worker without it.
-_cyclic_gc_paused = collector_paused
-
-
 class Bounded:
     """A dict bounded in entries and in bytes: the worker's one kind of cache of its own.
 
@@ -199,7 +191,7 @@ class Compiled:
         patterns, ids, subscribers = unpack_payload(payload)
         # The library's defaults, its result cache included (module docstring).
         self.matcher = Matcher("default", dialect, pedantic=pedantic)
-        with _cyclic_gc_paused():
+        with collector_paused():
             # Each pattern's subscribers in one step: one by one, k of them would cost O(k^2).
             self.matcher.subscribe_many(zip(patterns, ids.tolist(), strict=True))
         self.subscribers: pa.Array = subscribers
@@ -234,8 +226,10 @@ class Compiled:
 
     def entries(self, topics: pa.Array) -> tuple[list[IdArray], list[str | None]]:
         """Per distinct topic (a string array; nulls allowed): the sorted subscriber ids (empty
-        when invalid) and the reason it is invalid (None when valid)."""
-        with _cyclic_gc_paused():
+        when invalid) and the reason it is invalid (None when valid). The collector is paused
+        meanwhile, as while building: what a cold pass allocates (DFA states, cache entries)
+        lives on, so a collection would find nothing to free (see topicmatch._collector)."""
+        with collector_paused():
             walker = self._walker
             if walker is None:
                 return self._each(topics.to_pylist())
@@ -604,9 +598,8 @@ class RouteFunction:
                         # A dropped matcher's DFA is cyclic, and its states hold the trie's nodes:
                         # without a collection the whole shard stays until the collector's next
                         # full pass, and the next shard is built beside it (the 2M-wildcard run's
-                        # workers held 1.7 GiB with shards of 0.5 GiB). A full collection here
-                        # costs about 1.6 s per dropped 400,000-pattern shard, against 2.9 s to
-                        # build one (benchmarks/shard_memory.py).
+                        # workers held 1.7 GiB with shards of 0.5 GiB): a full collection here
+                        # frees it first.
                         gc.collect()
                     current = shard
                     compiled = compiled_for(key, self.dialect, self.pedantic, payload)

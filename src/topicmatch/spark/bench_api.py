@@ -10,7 +10,7 @@ which uses the spark layer through public names only (tests/test_architecture.py
 * :func:`route_cold`: ``route`` of a plan with a cache key of its own, so that the workers build
   its matcher afresh (a cold run, as in a one-off batch job; ``route`` itself keeps the matcher
   of the same subscriptions across jobs);
-* :func:`write`: the output as ``topicmatch route`` writes it (its writer options).
+* :func:`write`: the output as ``topicmatch route`` writes it, with :func:`writer_options`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 from pyspark.sql import DataFrame
 
 from ._generate import MESSAGE_SCHEMA, ROW_GROUP_ROWS, _payloads, generate
-from ._io import write
+from ._io import write, writer_options
 from ._plan import Plan, choose
 from ._route import DEFAULT_MAX_MESSAGE_BYTES, LAYOUTS, _route
 
@@ -35,6 +35,7 @@ __all__ = [
     "payloads",
     "route_cold",
     "write",
+    "writer_options",
 ]
 
 
