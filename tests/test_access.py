@@ -281,3 +281,19 @@ def test_a_check_allocates_nothing_for_a_long_name() -> None:
         tracemalloc.stop()
     assert short_topics < 32_000, short_topics
     assert long_topic < 100_000, long_topic
+
+
+@pytest.mark.parametrize(
+    ("earlier", "last", "read"),
+    [(0, 254, True), (0, 255, False), (0, 256, True), (0, 1255, False), (300, 255, True), (300, 1255, False)],
+)
+def test_a_last_line_that_fills_mosquittos_buffer_is_lost_as_there(
+    earlier: int, last: int, read: bool
+) -> None:
+    # Mosquitto's reader (fgets into 256 bytes, 1,000 more per line that does not fit) loses a
+    # last line without "\n" that exactly fills it; tests/brokers/test_access_hostile.py checks
+    # these cases against a real Mosquitto.
+    text = ("#" * (earlier - 1) + "\n" if earlier else "") + "topic readwrite public\n"
+    rules = AccessRules(text + "topic readwrite secret".ljust(last))
+    assert rules.may_publish("public", username=None, client_id="c")
+    assert rules.may_publish("secret", username=None, client_id="c") is read

@@ -330,6 +330,88 @@ def test_an_acl_file_reads_by_the_username_of_the_latest_connect(tmp_path: Path)
     run(scenario, Broker, {"topicmatch.compat.amqtt.TopicACLPlugin": {"acl_file": str(acl)}})
 
 
+def test_a_resumed_session_is_sent_only_what_its_new_user_may_read(tmp_path: Path) -> None:
+    """A message queued for a persistent session while it was away is sent, when a CONNECT
+    resumes the session, only if the username of that CONNECT may read it (Mosquitto's
+    connection_check_acl): another account that knows the client id gets none of the backlog."""
+    acl = tmp_path / "acl"
+    acl.write_text(
+        "user pub\ntopic write #\nuser alice\ntopic read secret/#\ntopic read zz/#\n"
+        "user bob\ntopic read zz/#\n"
+    )
+
+    async def scenario(broker: Broker, connect: Callable[..., Awaitable[MQTTClient]]) -> None:
+        alice = await connect("c", username="alice", clean=False)
+        assert await alice.subscribe([("secret/#", QOS_1), (SENTINEL, QOS_1)]) == [1, 1]
+        await alice.disconnect()
+        pub = await connect("pub", username="pub")
+        await pub.publish("secret/plan", b"", qos=QOS_1)  # queued for the session that is away
+        session = broker._sessions["c"][0]
+        await _until(lambda: session.retained_messages.qsize() == 1)
+        bob = await connect("c", username="bob", clean=False)  # alice's session, bob's account
+        assert await received_until_sentinel(bob, pub) == []
+
+    # Not anonymous: amqtt queues nothing for an anonymous session that is away.
+    authentication = {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": False}}
+    acl_plugin = {"topicmatch.compat.amqtt.TopicACLPlugin": {"acl_file": str(acl)}}
+    run(scenario, Broker, {**authentication, **acl_plugin})
+
+
+async def _until(condition: Callable[[], bool]) -> None:
+    """Wait, a turn of the event loop at a time and at most WAIT seconds, until ``condition()``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WAIT
+    while not condition():
+        assert loop.time() < deadline, "the broker did not get there"
+        await asyncio.sleep(0.01)
+
+
+async def _connect_with_will(
+    port: int, client_id: str, username: str, will_topic: str
+) -> asyncio.StreamWriter:
+    """A raw MQTT 3.1.1 CONNECT with a retained QoS 1 will, its CONNACK read; the caller drops
+    the connection without a DISCONNECT, so the broker sends the will."""
+
+    def string(text: str) -> bytes:
+        data = text.encode()
+        return len(data).to_bytes(2, "big") + data
+
+    flags = 0x80 | 0x20 | (1 << 3) | 0x04 | 0x02  # username, will retain, will QoS 1, will, clean
+    body = string("MQTT") + bytes([4, flags]) + (60).to_bytes(2, "big")
+    body += string(client_id) + string(will_topic) + string("gone") + string(username)
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(bytes([0x10, len(body)]) + body)  # the body is under 128 bytes
+    await writer.drain()
+    assert await asyncio.wait_for(reader.readexactly(4), WAIT) == b"\x20\x02\x00\x00"
+    return writer
+
+
+def test_a_will_is_sent_only_if_its_client_may_publish_it(tmp_path: Path) -> None:
+    """amqtt sends and retains a will with no check; here a will goes out only where its client
+    could PUBLISH it (Mosquitto's WRITE check of a will): a guest's will into a command topic
+    is dropped, and so is one to a $ topic, while an allowed will is delivered and retained."""
+    acl = tmp_path / "acl"
+    acl.write_text(
+        "user guest\ntopic read public/#\nuser ok\ntopic write devices/ok\ntopic write $x/ok\n"
+        "user admin\ntopic readwrite #\ntopic readwrite $x/#\n"
+    )
+
+    async def scenario(broker: Broker, connect: Callable[..., Awaitable[MQTTClient]]) -> None:
+        port = int(broker.config["listeners"]["default"]["bind"].rsplit(":", 1)[1])
+        admin = await connect("admin", username="admin")
+        assert await admin.subscribe([("devices/#", QOS_1), ("$x/#", QOS_1), (SENTINEL, QOS_1)]) == [1, 1, 1]
+        wills = [("guest", "devices/lock/cmd"), ("ok", "$x/ok"), ("ok", "devices/ok")]
+        for number, (username, topic) in enumerate(wills):
+            writer = await _connect_with_will(port, f"w{number}", username, topic)
+            writer.transport.abort()  # no DISCONNECT: the broker sends the will, if it may
+            session = broker._sessions[f"w{number}"][0]
+            await _until(lambda: session.transitions.state != "connected")  # noqa: B023
+        assert await received_until_sentinel(admin, admin) == ["devices/ok"]
+        assert sorted(broker._retained_messages) == ["devices/ok"]
+
+    run(scenario, Broker, {"topicmatch.compat.amqtt.TopicACLPlugin": {"acl_file": str(acl)}})
+
+
 def _copies_of_overlapping_subscriptions(broker_class: type) -> list[tuple[str, int]]:
     """What a client subscribed to a/+ at QoS 0 and a/# at QoS 2 receives of one publish on a/b
     at QoS 2: (topic, QoS) of each PUBLISH before the sentinel."""

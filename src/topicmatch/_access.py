@@ -13,12 +13,13 @@ The text is Mosquitto's (``mosquitto.conf(5)``, ``acl_file``)::
 An access type is ``read``, ``write``, ``readwrite`` (the default when omitted) or ``deny``.
 
 **Parsing** is Mosquitto's, line for line (``aclfile__parse`` in its ``security_default.c``): lines
-end at ``\\n`` only (a ``\\r``, ``\\x85`` or U+2028 inside a line is part of it); trailing ASCII
-whitespace is cut; a line whose first character is ``#`` is a comment; words are separated by
-spaces only (a tab is part of a word); ``topic read`` is the rule ``readwrite read``; a filter is
-trimmed of ASCII whitespace and checked as Mosquitto checks one (``+`` and ``#`` whole levels,
-``#`` last, at most 65,535 bytes and 200 ``/``), nothing more: a rule with characters no topic may
-carry loads and matches nothing. A line Mosquitto refuses raises
+end at ``\\n`` only (a ``\\r``, ``\\x85`` or U+2028 inside a line is part of it), and a last line
+without one that exactly fills Mosquitto's read buffer is lost, as there (:func:`_lines_read`);
+trailing ASCII whitespace is cut; a line whose first character is ``#`` is a comment; words are
+separated by spaces only (a tab is part of a word); ``topic read`` is the rule ``readwrite read``;
+a filter is trimmed of ASCII whitespace and checked as Mosquitto checks one (``+`` and ``#`` whole
+levels, ``#`` last, at most 65,535 bytes and 200 ``/``), nothing more: a rule with characters no
+topic may carry loads and matches nothing. A line Mosquitto refuses raises
 :class:`~topicmatch.InvalidRuleError` (with its number); so does a NUL, which Mosquitto's C reader
 cannot read.
 
@@ -177,7 +178,7 @@ class AccessRules:
         self._patterns = _Section()
         whole_levels = version == "2.1"
         user: str | None = None
-        for number, raw in enumerate(plain(text).split("\n"), start=1):
+        for number, raw in enumerate(_lines_read(plain(text)), start=1):
             line = raw.rstrip(_C_SPACE)
             if "\x00" in line:
                 raise InvalidRuleError(number, raw, "a NUL character, which Mosquitto cannot read")
@@ -415,6 +416,34 @@ class ClientRules:
 
 
 # -- parsing ---------------------------------------------------------------------------------
+#: The size of the buffer Mosquitto's reader starts with, and what it adds when a line does not
+#: fit (``aclfile__parse`` and ``fgets_extending``).
+_READ_BUFFER: Final = 256
+_READ_GROWTH: Final = 1000
+
+
+def _lines_read(text: str) -> list[str]:
+    """The lines of ``text`` as Mosquitto's reader of an acl_file gives them: split at ``\\n``;
+    a last line without its ``\\n`` whose UTF-8 bytes exactly fill the reader's buffer is lost.
+
+    Mosquitto reads with ``fgets`` into a buffer that starts at 256 bytes and grows by 1,000
+    whenever a line does not fit, kept from line to line. ``fgets`` stops when the buffer is
+    full, before it sees the end of the file; the read that would continue the line then
+    finds the end and returns nothing, which ends the file there. O(the text's length)."""
+    lines = text.split("\n")
+    size = _READ_BUFFER
+    for line in lines[:-1]:  # each ends with its "\n"
+        length = len(line.encode("utf-8", "surrogateescape")) + 1
+        while length > size - 1:
+            size += _READ_GROWTH
+    last = len(lines[-1].encode("utf-8", "surrogateescape"))
+    while last > size - 1:
+        size += _READ_GROWTH
+    if last and last == size - 1:
+        lines.pop()
+    return lines
+
+
 def _word(line: str, at: int) -> tuple[str, int]:
     """C's strtok_r(..., " ") from ``at``: the next word between spaces ('' at the end), and
     where the rest begins (past the one space that ended it)."""

@@ -228,3 +228,22 @@ def test_acl_files_load_as_mosquitto_loads_them(tmp_path: Path, line: str) -> No
             client.close()
             ours = {t for t in PROBE_TOPICS if rules.may_publish(t, username=username, client_id=client_id)}
             assert ours == theirs, (line, username)
+
+
+# A last line without its "\n" whose bytes exactly fill Mosquitto's read buffer (256 bytes, then
+# 1,000 more each time a line does not fit) is lost; an earlier long line grows the buffer.
+LAST_LINES = [(0, 254), (0, 255), (0, 256), (0, 1255), (300, 255), (300, 1255), (300, 1256)]
+
+
+@pytest.mark.parametrize(("earlier", "last"), LAST_LINES)
+def test_a_last_line_is_read_as_mosquitto_reads_it(tmp_path: Path, earlier: int, last: int) -> None:
+    rule = "topic readwrite secret"
+    text = ("#" * (earlier - 1) + "\n" if earlier else "") + "topic readwrite public\n" + rule.ljust(last)
+    rules = AccessRules(text)
+    (tmp_path / "acl").write_text(text, encoding="utf-8")
+    with mosquitto(tmp_path, [f"acl_file {tmp_path / 'acl'}"]) as port:
+        client = V5Client(port, "anon", None)
+        theirs = {t for t in ("public", "secret") if client.publish(t) < 0x80}
+        client.close()
+    ours = {t for t in ("public", "secret") if rules.may_publish(t, username=None, client_id="anon")}
+    assert ours == theirs, (earlier, last, theirs)

@@ -59,6 +59,14 @@ What it holds against clients that come and go:
   every subscriber after that point.)
 * **Retained messages pass the RECEIVE check.** A SUBSCRIBE's retained messages are checked
   as a live message is, before any is sent.
+* **A will passes the PUBLISH check.** amqtt sends a client's will, and retains it, with no
+  check at all; here a will is sent only if its client could PUBLISH it: a topic amqtt takes
+  from a client (no wildcard, no leading ``$``) that the topic plugins allow (Mosquitto's
+  ``context__send_will``: the will's WRITE check).
+* **A resumed session gets only what its new user may read.** amqtt gives a persistent session
+  the username of the CONNECT that resumes it, then sends the messages queued while it was
+  away unchecked; here each passes the RECEIVE check for that username first, and the others
+  are dropped (Mosquitto's ``connection_check_acl``).
 * **Nothing is kept of a departed client.** Wherever amqtt ends a session (a clean session's
   CONNECT replacing the old one, its session monitor ending a disconnected clean or anonymous
   session or an expired one, shutdown), and whenever a client unsubscribes, its entries go:
@@ -118,6 +126,7 @@ try:
     from amqtt.contexts import Action, BaseContext
     from amqtt.events import BrokerEvents
     from amqtt.mqtt.constants import QOS_1, QOS_2
+    from amqtt.mqtt.disconnect import DisconnectPacket
     from amqtt.plugins.base import BaseTopicPlugin
     from amqtt.session import Session
 except ImportError as error:  # pragma: no cover - the extra's hint (tests/test_compat_amqtt.py)
@@ -265,6 +274,42 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         )
         self._planner.connect(client, mqtt5=False, rules=rules)
         self._session_of[client] = session
+
+    async def _handle_disconnect(
+        self, client_session: Session, handler: Any, disconnect_waiter: asyncio.Future[Any]
+    ) -> None:
+        """amqtt's end of a connection, with the client's will dropped unless the client may
+        publish it (:meth:`_may_send_will`): amqtt sends and retains a will unchecked."""
+        result = disconnect_waiter.result()
+        abnormal = result is None or not isinstance(result, DisconnectPacket)
+        if abnormal and client_session.will_flag and not await self._may_send_will(client_session):
+            self.logger.info(f"{client_session.client_id}: will to {client_session.will_topic!r} not allowed")
+            client_session.will_flag = False  # a will is sent once at most; the next CONNECT sets its own
+        await super()._handle_disconnect(client_session, handler, disconnect_waiter)
+
+    async def _may_send_will(self, session: Session) -> bool:
+        """Whether ``session``'s will passes what its PUBLISH would: amqtt's rules for a client's
+        topic (not empty, no ``+`` or ``#``, no leading ``$``) and the topic plugins' PUBLISH
+        check (Mosquitto checks a will's topic as a PUBLISH's, and its WRITE access before it
+        sends it)."""
+        topic = session.will_topic
+        if not isinstance(topic, str) or not topic or "+" in topic or "#" in topic or topic[0] == "$":
+            return False
+        (allowed,) = await self._checked([(session, topic)], Action.PUBLISH)
+        return allowed
+
+    async def _publish_session_retained_messages(self, session: Session) -> None:
+        """amqtt's delivery of what was queued for a persistent session while it was away, each
+        message first passing the RECEIVE check for the session's current username (a CONNECT
+        that resumes the session may bring another): the others are dropped, as Mosquitto's
+        ``connection_check_acl`` drops them. O(the messages queued) checks."""
+        queue = session.retained_messages
+        queued = [queue.get_nowait() for _ in range(queue.qsize())]
+        allowed = await self._checked([(session, message.topic) for message in queued], Action.RECEIVE)
+        for message, ok in zip(queued, allowed, strict=True):
+            if ok:
+                queue.put_nowait(message)
+        await super()._publish_session_retained_messages(session)
 
     async def _stop_handler(self, handler: Any) -> None:
         """amqtt's stop of a connection's handler, and then its socket closed in any case.
