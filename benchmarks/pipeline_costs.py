@@ -9,6 +9,8 @@ the JVM's heap collected before every run); a ``route`` is cold in the workers
 (``bench_api.route_cold``: the workers build its matcher afresh) unless its name says warm:
 
 * ``route``: as ``topicmatch route`` writes (``bench_api.writer_options``: snappy, no dictionary);
+* ``route, again``: ``route`` once more, the A/A control: its ratio to ``route`` is what the
+  run resolves (a ratio of another variant inside that spread is not a difference);
 * ``route dictionary``: the same with Parquet's dictionary encoding (``route`` turns it off);
 * ``route int96``: the same with timestamps as Spark's default INT96 (``route`` writes
   ``TIMESTAMP_MICROS``; a session setting, set around the run);
@@ -32,7 +34,8 @@ the JVM's heap collected before every run); a ``route`` is cold in the workers
   alone.
 
 Printed per variant: median wall time, median CPU-seconds of the JVM and of the Python
-workers (from ``/proc`` around each run; Linux only), and the output's size.
+workers (this process's descendants, from ``/proc`` around each run; Linux only), the output's
+size, and the median and range over the rounds of its wall time ÷ ``route``'s in the same round.
 
 Figures: docs/pipeline.md (where a ``route`` job's time goes, and the Parquet output's choices).
 """
@@ -58,18 +61,25 @@ from topicmatch.spark.bench_api import choose, route_cold, writer_options
 
 
 def cpu_seconds() -> dict[str, float]:
-    """CPU-seconds so far of every process, keyed by pid, labelled java or python."""
+    """CPU-seconds so far of this process and its descendants (the JVM, its Python workers),
+    keyed by pid, labelled java or python: other work on the machine is not counted."""
     tick = os.sysconf("SC_CLK_TCK")
-    out = {}
-    for pid in filter(str.isdigit, os.listdir("/proc")):
+    seen: dict[int, tuple[int, str, float]] = {}  # pid -> (parent, label, CPU-seconds)
+    for name in filter(str.isdigit, os.listdir("/proc")):
         try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-            command = Path(f"/proc/{pid}/cmdline").read_text().split("\0")[0]
+            stat = Path(f"/proc/{name}/stat").read_text()
+            command = Path(f"/proc/{name}/cmdline").read_text().split("\0")[0]
         except OSError:
             continue
         fields = stat.rsplit(")", 1)[1].split()
-        out[("java " if "java" in command else "python ") + pid] = (int(fields[11]) + int(fields[12])) / tick
-    return out
+        label = "java" if "java" in command else "python"
+        seen[int(name)] = (int(fields[1]), label, (int(fields[11]) + int(fields[12])) / tick)
+    ours, grown = {os.getpid()}, True
+    while grown:
+        more = {pid for pid, (parent, _, _) in seen.items() if parent in ours} - ours
+        ours |= more
+        grown = bool(more)
+    return {f"{seen[pid][1]} {pid}": seen[pid][2] for pid in ours if pid in seen}
 
 
 FAN_OUT = [f"sub-{i:06d}" for i in range(70)]
@@ -123,6 +133,7 @@ def main() -> None:
     # frame comes first, unmeasured)
     variants: dict[str, tuple[Any, dict[str, str], bool]] = {
         "route": (routed, base, False),
+        "route, again": (routed, base, False),
         "route dictionary": (routed, {**base, "parquet.enable.dictionary": "true"}, False),
         "route int96": (routed, {**base, INT96: "INT96"}, False),
         "route zstd": (routed, {**base, "compression": "zstd"}, False),
@@ -188,7 +199,11 @@ def main() -> None:
     for name, runs in results.items():
         wall, java, python = (statistics.median(r[i] for r in runs) for i in range(3))
         cpu = f"jvm {java:5.2f} cpu-s  python {python:5.2f} cpu-s"
-        print(f"{name:18s} wall {wall:5.2f} s  {cpu}  {runs[-1][3] >> 20} MiB")
+        ratio = ""
+        if "route" in results and name != "route":
+            ratios = [run[0] / base[0] for run, base in zip(runs, results["route"], strict=True)]
+            ratio = f"  ÷ route {statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f})"
+        print(f"{name:18s} wall {wall:5.2f} s  {cpu}  {runs[-1][3] >> 20:3d} MiB{ratio}")
     shutil.rmtree(out.parent, ignore_errors=True)
 
 
