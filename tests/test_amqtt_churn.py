@@ -88,12 +88,13 @@ DEPARTED = 100  # clients per round of the departure test
 
 async def _depart(port: int, first: int, count: int) -> None:
     """Run ``count`` departing clients (tests/churn_clients.py's depart) in a process of their
-    own, so that what this process allocates is the broker's."""
+    own, so that what this process allocates is the broker's. Bounded so that it cannot hang, by
+    far more than it takes on a busy machine: each of its own waits is bounded by WAIT."""
     clients = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "tests.churn_clients", str(port), "depart", str(first), str(count), cwd=ROOT
     )
     try:
-        assert await asyncio.wait_for(clients.wait(), WAIT * 4) == 0
+        assert await asyncio.wait_for(clients.wait(), WAIT * 30) == 0
     finally:
         if clients.returncode is None:
             clients.kill()
@@ -101,13 +102,17 @@ async def _depart(port: int, first: int, count: int) -> None:
 
 
 async def _until_sessions(broker: Broker, count: int) -> None:
-    """Wait (bounded) until the broker holds ``count`` sessions: amqtt's session monitor ends a
-    disconnected clean session within a second or so."""
-    for _ in range(int(WAIT / 0.05)):
-        if len(broker.sessions) == count:
-            return
+    """Wait until the broker holds ``count`` sessions (amqtt's session monitor ends a
+    disconnected clean session within a second or so); fail once their number has not moved
+    for WAIT seconds."""
+    loop = asyncio.get_running_loop()
+    held, changed = len(broker.sessions), loop.time()
+    while held != count:
+        if loop.time() - changed > WAIT:
+            raise AssertionError(f"{held} sessions left, not {count}: {sorted(broker.sessions)}")
         await asyncio.sleep(0.05)
-    raise AssertionError(f"{len(broker.sessions)} sessions left, not {count}: {sorted(broker.sessions)}")
+        if len(broker.sessions) != held:
+            held, changed = len(broker.sessions), loop.time()
 
 
 def _held(broker: Broker, own: set[str]) -> dict[str, int]:
