@@ -69,7 +69,7 @@ class _Child:
 
     def __init__(self, rounds: int) -> None:
         # Topics for the steady default's warm-up, then one slice per round, none repeated.
-        self.shape = shapes.distinct(FILTERS, STEADY + PER_ROUND * (rounds + 1) * 2)
+        self.shape = shapes.distinct(FILTERS, STEADY + PER_ROUND * (rounds + 1))
         self.spare = shapes.distinct(FILTERS + PER_ROUND * (rounds + 1), 0, seed=23).pairs[FILTERS:]
         self.made: dict[str, Any] = {}
 

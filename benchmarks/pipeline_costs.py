@@ -34,7 +34,7 @@ the JVM's heap collected before every run); a ``route`` is cold in the workers
   alone.
 
 Printed per variant: median wall time, median CPU-seconds of the JVM and of the Python
-workers (this process's descendants, from ``/proc`` around each run; Linux only), the output's
+processes (this driver and its descendants, from ``/proc`` around each run; Linux only), the output's
 size, and the median and range over the rounds of its wall time ÷ ``route``'s in the same round.
 
 Figures: docs/pipeline.md (where a ``route`` job's time goes, and the Parquet output's choices).
@@ -61,8 +61,9 @@ from topicmatch.spark.bench_api import choose, route_cold, writer_options
 
 
 def cpu_seconds() -> dict[str, float]:
-    """CPU-seconds so far of this process and its descendants (the JVM, its Python workers),
-    keyed by pid, labelled java or python: other work on the machine is not counted."""
+    """CPU-seconds so far of this process and its descendants (this driver, the JVM, its Python
+    workers), keyed by pid, labelled java or python: other work on the machine is not counted,
+    nor a process that ends during a run (Spark keeps its Python workers from task to task)."""
     tick = os.sysconf("SC_CLK_TCK")
     seen: dict[int, tuple[int, str, float]] = {}  # pid -> (parent, label, CPU-seconds)
     for name in filter(str.isdigit, os.listdir("/proc")):
@@ -201,7 +202,7 @@ def main() -> None:
         cpu = f"jvm {java:5.2f} cpu-s  python {python:5.2f} cpu-s"
         ratio = ""
         if "route" in results and name != "route":
-            ratios = [run[0] / base[0] for run, base in zip(runs, results["route"], strict=True)]
+            ratios = [mine[0] / plain[0] for mine, plain in zip(runs, results["route"], strict=True)]
             ratio = f"  ÷ route {statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f})"
         print(f"{name:18s} wall {wall:5.2f} s  {cpu}  {runs[-1][3] >> 20:3d} MiB{ratio}")
     shutil.rmtree(out.parent, ignore_errors=True)

@@ -283,17 +283,30 @@ def test_a_check_allocates_nothing_for_a_long_name() -> None:
     assert long_topic < 100_000, long_topic
 
 
-@pytest.mark.parametrize(
-    ("earlier", "last", "read"),
-    [(0, 254, True), (0, 255, False), (0, 256, True), (0, 1255, False), (300, 255, True), (300, 1255, False)],
-)
+#: (bytes of an earlier line with its "\n", bytes of the last line, the word it grants, read?)
+LAST_LINES = [
+    (0, 254, "secret", True), (0, 255, "secret", False), (0, 256, "secret", True),
+    (0, 1255, "secret", False), (255, 255, "secret", False), (256, 255, "secret", True),
+    (300, 1255, "secret", False), (300, 1256, "secret", True), (0, 255, "secrét", False),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("earlier", "last", "word", "read"), LAST_LINES)
 def test_a_last_line_that_fills_mosquittos_buffer_is_lost_as_there(
-    earlier: int, last: int, read: bool
+    earlier: int, last: int, word: str, read: bool
 ) -> None:
-    # Mosquitto's reader (fgets into 256 bytes, 1,000 more per line that does not fit) loses a
-    # last line without "\n" that exactly fills it; tests/brokers/test_access_hostile.py checks
-    # these cases against a real Mosquitto.
+    # Mosquitto's reader (fgets into 256 bytes, 1,000 more per line that does not fit, counted
+    # in bytes) loses a last line without "\n" that exactly fills it;
+    # tests/brokers/test_access_hostile.py checks these cases against a real Mosquitto.
+    rule = f"topic readwrite {word}"
     text = ("#" * (earlier - 1) + "\n" if earlier else "") + "topic readwrite public\n"
-    rules = AccessRules(text + "topic readwrite secret".ljust(last))
+    rules = AccessRules(text + rule + " " * (last - len(rule.encode())))
     assert rules.may_publish("public", username=None, client_id="c")
-    assert rules.may_publish("secret", username=None, client_id="c") is read
+    assert rules.may_publish(word, username=None, client_id="c") is read
+
+
+def test_a_lone_surrogate_in_a_rule_is_measured_not_refused() -> None:
+    # A str may hold a surrogate that no UTF-8 file does: it is measured as UTF-8 would write
+    # it (3 bytes), not an encoding error.
+    rules = AccessRules("topic readwrite public\ntopic read a\ud800")
+    assert rules.may_publish("public", username=None, client_id="c")

@@ -433,15 +433,24 @@ def _lines_read(text: str) -> list[str]:
     lines = text.split("\n")
     size = _READ_BUFFER
     for line in lines[:-1]:  # each ends with its "\n"
-        length = len(line.encode("utf-8", "surrogateescape")) + 1
+        length = _bytes(line) + 1
         while length > size - 1:
             size += _READ_GROWTH
-    last = len(lines[-1].encode("utf-8", "surrogateescape"))
+    last = _bytes(lines[-1])
     while last > size - 1:
         size += _READ_GROWTH
-    if last and last == size - 1:
+    if last == size - 1:
         lines.pop()
     return lines
+
+
+def _bytes(line: str) -> int:
+    """The length of ``line`` in the file: UTF-8, a byte that was not UTF-8 read back as one
+    (``from_file``'s surrogateescape), and any other lone surrogate as UTF-8 would write it."""
+    try:
+        return len(line.encode("utf-8", "surrogateescape"))
+    except UnicodeEncodeError:
+        return len(line.encode("utf-8", "surrogatepass"))
 
 
 def _word(line: str, at: int) -> tuple[str, int]:

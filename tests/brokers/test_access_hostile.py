@@ -232,18 +232,26 @@ def test_acl_files_load_as_mosquitto_loads_them(tmp_path: Path, line: str) -> No
 
 # A last line without its "\n" whose bytes exactly fill Mosquitto's read buffer (256 bytes, then
 # 1,000 more each time a line does not fit) is lost; an earlier long line grows the buffer.
-LAST_LINES = [(0, 254), (0, 255), (0, 256), (0, 1255), (300, 255), (300, 1255), (300, 1256)]
+# (bytes of an earlier line with its "\n", bytes of the last line, the word it grants)
+LAST_LINES = [
+    (0, 254, "secret"), (0, 255, "secret"), (0, 256, "secret"), (0, 1255, "secret"),
+    (255, 255, "secret"), (256, 255, "secret"), (300, 1255, "secret"), (300, 1256, "secret"),
+    (0, 255, "secrét"), (0, 254, "secrét"),
+]  # fmt: skip
 
 
-@pytest.mark.parametrize(("earlier", "last"), LAST_LINES)
-def test_a_last_line_is_read_as_mosquitto_reads_it(tmp_path: Path, earlier: int, last: int) -> None:
-    rule = "topic readwrite secret"
-    text = ("#" * (earlier - 1) + "\n" if earlier else "") + "topic readwrite public\n" + rule.ljust(last)
+@pytest.mark.parametrize(("earlier", "last", "word"), LAST_LINES)
+def test_a_last_line_is_read_as_mosquitto_reads_it(
+    tmp_path: Path, earlier: int, last: int, word: str
+) -> None:
+    rule = f"topic readwrite {word}"
+    text = ("#" * (earlier - 1) + "\n" if earlier else "") + "topic readwrite public\n"
+    text += rule + " " * (last - len(rule.encode()))
     rules = AccessRules(text)
     (tmp_path / "acl").write_text(text, encoding="utf-8")
     with mosquitto(tmp_path, [f"acl_file {tmp_path / 'acl'}"]) as port:
         client = V5Client(port, "anon", None)
-        theirs = {t for t in ("public", "secret") if client.publish(t) < 0x80}
+        theirs = {t for t in ("public", word) if client.publish(t) < 0x80}
         client.close()
-    ours = {t for t in ("public", "secret") if rules.may_publish(t, username=None, client_id="anon")}
-    assert ours == theirs, (earlier, last, theirs)
+    ours = {t for t in ("public", word) if rules.may_publish(t, username=None, client_id="anon")}
+    assert ours == theirs, (earlier, last, word, theirs)

@@ -305,9 +305,13 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         ``connection_check_acl`` drops them. O(the messages queued) checks."""
         queue = session.retained_messages
         queued = [queue.get_nowait() for _ in range(queue.qsize())]
-        allowed = await self._checked([(session, message.topic) for message in queued], Action.RECEIVE)
-        for message, ok in zip(queued, allowed, strict=True):
-            if ok:
+        allowed: list[bool] | None = None
+        try:
+            allowed = await self._checked([(session, message.topic) for message in queued], Action.RECEIVE)
+        finally:  # interrupted: everything back, to be checked when the session resumes again
+            later = [queue.get_nowait() for _ in range(queue.qsize())]
+            kept = queued if allowed is None else [m for m, ok in zip(queued, allowed, strict=True) if ok]
+            for message in [*kept, *later]:
                 queue.put_nowait(message)
         await super()._publish_session_retained_messages(session)
 
@@ -521,7 +525,7 @@ class Broker(AmqttBroker):  # type: ignore[misc]
             )
 
     async def _checked(self, pairs: list[tuple[Session, str]], action: Action) -> list[bool]:
-        """The topic plugins' check (RECEIVE of a topic, SUBSCRIBE of a filter) of each
+        """The topic plugins' check (RECEIVE or PUBLISH of a topic, SUBSCRIBE of a filter) of each
         (session, topic) pair, at most _CHECKS_AT_ONCE of them awaited together (not one
         event-loop turn per check, nor one task per pair alive at once for a broad
         subscription); all True, without an await, when

@@ -597,8 +597,7 @@ class RouteFunction:
                     if dropped:
                         # A dropped matcher's DFA is cyclic, and its states hold the trie's nodes:
                         # without a collection the whole shard stays until the collector's next
-                        # full pass, and the next shard is built beside it (the 2M-wildcard run's
-                        # workers held 1.7 GiB with shards of 0.5 GiB): a full collection here
+                        # full pass, and the next shard is built beside it: a full collection here
                         # frees it first.
                         gc.collect()
                     current = shard
