@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from amqtt.broker import Broker as AmqttBroker
 from amqtt.broker import RetainedApplicationMessage
 from amqtt.client import MQTTClient
 from amqtt.mqtt.constants import QOS_0, QOS_1
+from amqtt.plugins.base import BaseAuthPlugin
 
 from tests.brokers.mqtt_clients import free_port
 from topicmatch.compat.amqtt import Broker
@@ -368,24 +369,30 @@ async def _until(condition: Callable[[], bool]) -> None:
         await asyncio.sleep(0.01)
 
 
-async def _connect_with_will(
-    port: int, client_id: str, username: str, will_topic: str
-) -> asyncio.StreamWriter:
-    """A raw MQTT 3.1.1 CONNECT with a retained QoS 1 will, its CONNACK read; the caller drops
-    the connection without a DISCONNECT, so the broker sends the will."""
+async def _raw_connect(
+    port: int, client_id: str, username: str, will_topic: str, *, password: str = "", clean: bool = True
+) -> tuple[bytes, asyncio.StreamWriter]:
+    """A raw MQTT 3.1.1 CONNECT with a retained QoS 1 will (and a password if given): its
+    CONNACK and the connection, which the caller drops without a DISCONNECT (the broker then
+    sends the will)."""
 
     def string(text: str) -> bytes:
         data = text.encode()
         return len(data).to_bytes(2, "big") + data
 
-    flags = 0x80 | 0x20 | (1 << 3) | 0x04 | 0x02  # username, will retain, will QoS 1, will, clean
+    flags = 0x80 | 0x20 | (1 << 3) | 0x04  # username, will retain, will QoS 1, will
+    flags |= (0x40 if password else 0) | (0x02 if clean else 0)
     body = string("MQTT") + bytes([4, flags]) + (60).to_bytes(2, "big")
     body += string(client_id) + string(will_topic) + string("gone") + string(username)
+    body += string(password) if password else b""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     writer.write(bytes([0x10, len(body)]) + body)  # the body is under 128 bytes
     await writer.drain()
-    assert await asyncio.wait_for(reader.readexactly(4), WAIT) == b"\x20\x02\x00\x00"
-    return writer
+    return await asyncio.wait_for(reader.readexactly(4), WAIT), writer
+
+
+def _port(broker: Broker) -> int:
+    return int(broker.config["listeners"]["default"]["bind"].rsplit(":", 1)[1])
 
 
 def test_a_will_is_sent_only_if_its_client_may_publish_it(tmp_path: Path) -> None:
@@ -399,12 +406,13 @@ def test_a_will_is_sent_only_if_its_client_may_publish_it(tmp_path: Path) -> Non
     )
 
     async def scenario(broker: Broker, connect: Callable[..., Awaitable[MQTTClient]]) -> None:
-        port = int(broker.config["listeners"]["default"]["bind"].rsplit(":", 1)[1])
+        port = _port(broker)
         admin = await connect("admin", username="admin")
         assert await admin.subscribe([("devices/#", QOS_1), ("$x/#", QOS_1), (SENTINEL, QOS_1)]) == [1, 1, 1]
         wills = [("guest", "devices/lock/cmd"), ("ok", "$x/ok"), ("ok", "devices/ok")]
         for number, (username, topic) in enumerate(wills):
-            writer = await _connect_with_will(port, f"w{number}", username, topic)
+            connack, writer = await _raw_connect(port, f"w{number}", username, topic)
+            assert connack == b"\x20\x02\x00\x00"
             writer.transport.abort()  # no DISCONNECT: the broker sends the will, if it may
             session = broker._sessions[f"w{number}"][0]
             await _until(lambda: session.transitions.state != "connected")  # noqa: B023
@@ -443,3 +451,48 @@ def test_an_mqtt311_client_gets_one_copy_of_its_first_matching_subscription_as_m
     # highest. Stock amqtt sends one copy per matching subscription.
     assert sorted(_copies_of_overlapping_subscriptions(AmqttBroker)) == [("a/b", 0), ("a/b", 2)]
     assert _copies_of_overlapping_subscriptions(Broker) == [("a/b", 0)]
+
+
+class PasswordAuth(BaseAuthPlugin):  # type: ignore[misc]
+    """An authentication plugin of fixed passwords (amqtt's FileAuthPlugin needs a hash file)."""
+
+    PASSWORDS: ClassVar[dict[str, str]] = {"admin": "a", "victim": "v"}
+
+    async def authenticate(self, *, session: Any) -> bool:
+        return session.username is not None and self.PASSWORDS.get(session.username) == session.password
+
+
+@pytest.mark.parametrize("clean", [False, True])
+def test_a_connect_that_fails_to_authenticate_leaves_the_session_of_its_client_id_alone(
+    tmp_path: Path, clean: bool
+) -> None:
+    """A CONNECT naming a connected client's id, claiming another username with a wrong
+    password and carrying a will, is refused before it touches that client's session: amqtt
+    would end the session (clean) or give it the claimed username and the will and take over
+    its connection, and the will would then go out as that username's."""
+    acl = tmp_path / "acl"
+    acl.write_text("user admin\ntopic readwrite #\nuser victim\ntopic readwrite victim/#\ntopic read zz/#\n")
+
+    async def scenario(broker: Broker, connect: Callable[..., Awaitable[MQTTClient]]) -> None:
+        admin = await connect("adm", username="admin:a")
+        assert await admin.subscribe([("devices/#", QOS_1), (SENTINEL, QOS_1)]) == [1, 1]
+        victim = await connect("v1", username="victim:v", clean=False)
+        assert await victim.subscribe([("victim/#", QOS_1), (SENTINEL, QOS_1)]) == [1, 1]
+        held = broker._sessions["v1"][0]
+        connack, writer = await _raw_connect(
+            _port(broker), "v1", "admin", "devices/lock/cmd", password="wrong", clean=clean
+        )
+        writer.transport.abort()
+        assert connack[3] == 0x05  # not authorized
+        assert broker._sessions["v1"][0] is held
+        assert (held.username, held.will_flag, held.transitions.state) == ("victim", False, "connected")
+        await admin.publish("victim/x", b"", qos=QOS_1)
+        assert await received_until_sentinel(victim, admin) == ["victim/x"]
+        assert await received_until_sentinel(admin, admin) == []  # no will went out
+
+    plugins = {
+        "amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": False},
+        "tests.test_compat_amqtt.PasswordAuth": {},
+        "topicmatch.compat.amqtt.TopicACLPlugin": {"acl_file": str(acl)},
+    }
+    run(scenario, Broker, plugins)

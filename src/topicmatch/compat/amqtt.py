@@ -59,6 +59,13 @@ What it holds against clients that come and go:
   every subscriber after that point.)
 * **Retained messages pass the RECEIVE check.** A SUBSCRIBE's retained messages are checked
   as a live message is, before any is sent.
+* **A CONNECT is authenticated before it touches the session of its client id.** amqtt
+  deletes that session (a clean CONNECT), or gives it the CONNECT's username, password and
+  will (a resuming one), and takes over its live connection, all before it authenticates the
+  CONNECT: a client with a wrong password could end another client's session, or take its
+  connection and leave a will under the username it claimed. Here a CONNECT naming a client id
+  the broker holds is refused (CONNACK *not authorized*) unless it authenticates, and the
+  session is left as it was (Mosquitto authenticates before it looks for the old session).
 * **A will passes the PUBLISH check.** amqtt sends a client's will, and retains it, with no
   check at all; here a will is sent only if its client could PUBLISH it: a topic amqtt takes
   from a client (no wildcard, no leading ``$``) that the topic plugins allow (Mosquitto's
@@ -124,11 +131,14 @@ try:
     from amqtt.broker import Broker as AmqttBroker
     from amqtt.broker import RetainedApplicationMessage
     from amqtt.contexts import Action, BaseContext
+    from amqtt.errors import AMQTTError, MQTTError, NoDataError
     from amqtt.events import BrokerEvents
     from amqtt.mqtt.constants import QOS_1, QOS_2
     from amqtt.mqtt.disconnect import DisconnectPacket
+    from amqtt.mqtt.protocol.broker_handler import BrokerProtocolHandler
     from amqtt.plugins.base import BaseTopicPlugin
     from amqtt.session import Session
+    from amqtt.utils import gen_client_id
 except ImportError as error:  # pragma: no cover - the extra's hint (tests/test_compat_amqtt.py)
     raise ImportError(
         f"topicmatch.compat.amqtt needs amqtt: {install_hint('amqtt')}", name=error.name
@@ -274,6 +284,61 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         )
         self._planner.connect(client, mqtt5=False, rules=rules)
         self._session_of[client] = session
+
+    async def _initialize_client_session(
+        self, reader: Any, writer: Any, remote_address: str, remote_port: int
+    ) -> tuple[Any, Session]:
+        """amqtt 0.12's reading of a CONNECT, with one step first: a CONNECT that names the
+        client id of a session the broker holds must authenticate (amqtt's own check, run on
+        the incoming session) before it may delete that session, resume it with its own
+        credentials and will, or take over its connection; one that does not gets CONNACK
+        *not authorized* and leaves the session as it was. (The check runs again, on the
+        session the CONNECT ends with, when amqtt handles it: one more check per reconnect.)"""
+        try:
+            handler, client_session = await BrokerProtocolHandler.init_from_connect(
+                reader, writer, self.plugins_manager
+            )
+        except AMQTTError as exc:
+            self.logger.warning(f"{remote_address}:{remote_port}: the first packet is no CONNECT: {exc}")
+            raise AMQTTError(exc) from exc
+        except MQTTError as exc:
+            self.logger.warning(f"invalid connection from {remote_address}:{remote_port}")
+            await writer.close()
+            raise MQTTError(exc) from exc
+        except NoDataError as exc:
+            self.logger.error(f"no data from {remote_address}:{remote_port}: {exc}")
+            raise AMQTTError(exc) from exc
+        client = client_session.client_id
+        if client and client in self._sessions and not await super()._authenticate(client_session, None):
+            client_session.parent = 0
+            handler.attach(client_session, reader, writer)
+            await handler.mqtt_connack_authorize(False)
+            await writer.close()
+            raise AMQTTError(f"{client!r} not authorized: the session of its client id is left as it was")
+        # From here on, amqtt's own.
+        if client_session.clean_session:
+            if client:
+                await self._delete_session(client)
+            else:
+                client_session.client_id = gen_client_id()
+            client_session.parent = 0
+        elif client in self._sessions:
+            existing, _ = self._sessions[client]
+            existing.will_flag = client_session.will_flag
+            existing.will_message = client_session.will_message
+            existing.will_topic = client_session.will_topic
+            existing.will_qos = client_session.will_qos
+            existing.keep_alive = client_session.keep_alive
+            existing.username = client_session.username
+            existing.password = client_session.password
+            client_session = existing
+            client_session.parent = 1
+        else:
+            client_session.parent = 0
+        delay = self.config.get("timeout-disconnect-delay", 0)
+        if client_session.keep_alive > 0 and isinstance(delay, int):
+            client_session.keep_alive += delay
+        return handler, client_session
 
     async def _handle_disconnect(
         self, client_session: Session, handler: Any, disconnect_waiter: asyncio.Future[Any]
