@@ -462,14 +462,15 @@ class PasswordAuth(BaseAuthPlugin):  # type: ignore[misc]
         return session.username is not None and self.PASSWORDS.get(session.username) == session.password
 
 
-@pytest.mark.parametrize("clean", [False, True])
-def test_a_connect_that_fails_to_authenticate_leaves_the_session_of_its_client_id_alone(
-    tmp_path: Path, clean: bool
+@pytest.mark.parametrize(("client_id", "clean"), [("v1", False), ("v1", True), ("fresh", False)])
+def test_a_connect_that_fails_to_authenticate_changes_nothing(
+    tmp_path: Path, client_id: str, clean: bool
 ) -> None:
-    """A CONNECT naming a connected client's id, claiming another username with a wrong
-    password and carrying a will, is refused before it touches that client's session: amqtt
-    would end the session (clean) or give it the claimed username and the will and take over
-    its connection, and the will would then go out as that username's."""
+    """A CONNECT claiming another username with a wrong password and carrying a will is
+    refused before it touches anything: named with a connected client's id, amqtt would end
+    that session (clean) or give it the claimed username and the will and take over its
+    connection, the will then going out as that username's; with an id of its own, amqtt would
+    keep a session for it, marked connected, for ever."""
     acl = tmp_path / "acl"
     acl.write_text("user admin\ntopic readwrite #\nuser victim\ntopic readwrite victim/#\ntopic read zz/#\n")
 
@@ -480,10 +481,11 @@ def test_a_connect_that_fails_to_authenticate_leaves_the_session_of_its_client_i
         assert await victim.subscribe([("victim/#", QOS_1), (SENTINEL, QOS_1)]) == [1, 1]
         held = broker._sessions["v1"][0]
         connack, writer = await _raw_connect(
-            _port(broker), "v1", "admin", "devices/lock/cmd", password="wrong", clean=clean
+            _port(broker), client_id, "admin", "devices/lock/cmd", password="wrong", clean=clean
         )
         writer.transport.abort()
         assert connack[3] == 0x05  # not authorized
+        assert set(broker._sessions) == {"adm", "v1"}
         assert broker._sessions["v1"][0] is held
         assert (held.username, held.will_flag, held.transitions.state) == ("victim", False, "connected")
         await admin.publish("victim/x", b"", qos=QOS_1)

@@ -59,13 +59,14 @@ What it holds against clients that come and go:
   every subscriber after that point.)
 * **Retained messages pass the RECEIVE check.** A SUBSCRIBE's retained messages are checked
   as a live message is, before any is sent.
-* **A CONNECT is authenticated before it touches the session of its client id.** amqtt
-  deletes that session (a clean CONNECT), or gives it the CONNECT's username, password and
-  will (a resuming one), and takes over its live connection, all before it authenticates the
-  CONNECT: a client with a wrong password could end another client's session, or take its
-  connection and leave a will under the username it claimed. Here a CONNECT naming a client id
-  the broker holds is refused (CONNACK *not authorized*) unless it authenticates, and the
-  session is left as it was (Mosquitto authenticates before it looks for the old session).
+* **A CONNECT is authenticated before it touches anything.** amqtt deletes the session of
+  its client id (a clean CONNECT), or gives it the CONNECT's username, password and will (a
+  resuming one), and takes over its live connection, all before it authenticates the CONNECT,
+  and keeps a session marked connected for every CONNECT it refuses: a client with a wrong
+  password could end another client's session, take its connection and leave a will under the
+  username it claimed, or fill the broker with refused sessions. Here a CONNECT that does not
+  authenticate gets CONNACK *not authorized* and changes nothing (Mosquitto authenticates
+  before it looks for the old session).
 * **A will passes the PUBLISH check.** amqtt sends a client's will, and retains it, with no
   check at all; here a will is sent only if its client could PUBLISH it: a topic amqtt takes
   from a client (no wildcard, no leading ``$``) that the topic plugins allow (Mosquitto's
@@ -288,12 +289,12 @@ class Broker(AmqttBroker):  # type: ignore[misc]
     async def _initialize_client_session(
         self, reader: Any, writer: Any, remote_address: str, remote_port: int
     ) -> tuple[Any, Session]:
-        """amqtt 0.12's reading of a CONNECT, with one step first: a CONNECT that names the
-        client id of a session the broker holds must authenticate (amqtt's own check, run on
-        the incoming session) before it may delete that session, resume it with its own
-        credentials and will, or take over its connection; one that does not gets CONNACK
-        *not authorized* and leaves the session as it was. (The check runs again, on the
-        session the CONNECT ends with, when amqtt handles it: one more check per reconnect.)"""
+        """amqtt 0.12's reading of a CONNECT, with one step first: the CONNECT must
+        authenticate (amqtt's own check, run on the incoming session) before it may delete the
+        session of its client id, resume it with its own credentials and will, take over its
+        connection, or leave a session of its own; one that does not gets CONNACK *not
+        authorized* and changes nothing. (amqtt checks again, on the session the CONNECT ends
+        with: two checks per CONNECT.)"""
         try:
             handler, client_session = await BrokerProtocolHandler.init_from_connect(
                 reader, writer, self.plugins_manager
@@ -309,12 +310,12 @@ class Broker(AmqttBroker):  # type: ignore[misc]
             self.logger.error(f"no data from {remote_address}:{remote_port}: {exc}")
             raise AMQTTError(exc) from exc
         client = client_session.client_id
-        if client and client in self._sessions and not await super()._authenticate(client_session, None):
+        if not await super()._authenticate(client_session, None):
             client_session.parent = 0
             handler.attach(client_session, reader, writer)
             await handler.mqtt_connack_authorize(False)
             await writer.close()
-            raise AMQTTError(f"{client!r} not authorized: the session of its client id is left as it was")
+            raise AMQTTError(f"{client!r} not authorized: nothing changed")
         # From here on, amqtt's own.
         if client_session.clean_session:
             if client:
