@@ -371,7 +371,7 @@ async def _until(condition: Callable[[], bool]) -> None:
 
 async def _raw_connect(
     port: int, client_id: str, username: str, will_topic: str, *, password: str = "", clean: bool = True
-) -> tuple[bytes, asyncio.StreamWriter]:
+) -> tuple[bytes, asyncio.StreamReader, asyncio.StreamWriter]:
     """A raw MQTT 3.1.1 CONNECT with a retained QoS 1 will (and a password if given): its
     CONNACK and the connection, which the caller drops without a DISCONNECT (the broker then
     sends the will)."""
@@ -388,7 +388,7 @@ async def _raw_connect(
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     writer.write(bytes([0x10, len(body)]) + body)  # the body is under 128 bytes
     await writer.drain()
-    return await asyncio.wait_for(reader.readexactly(4), WAIT), writer
+    return await asyncio.wait_for(reader.readexactly(4), WAIT), reader, writer
 
 
 def _port(broker: Broker) -> int:
@@ -411,7 +411,7 @@ def test_a_will_is_sent_only_if_its_client_may_publish_it(tmp_path: Path) -> Non
         assert await admin.subscribe([("devices/#", QOS_1), ("$x/#", QOS_1), (SENTINEL, QOS_1)]) == [1, 1, 1]
         wills = [("guest", "devices/lock/cmd"), ("ok", "$x/ok"), ("ok", "devices/ok")]
         for number, (username, topic) in enumerate(wills):
-            connack, writer = await _raw_connect(port, f"w{number}", username, topic)
+            connack, _, writer = await _raw_connect(port, f"w{number}", username, topic)
             assert connack == b"\x20\x02\x00\x00"
             writer.transport.abort()  # no DISCONNECT: the broker sends the will, if it may
             session = broker._sessions[f"w{number}"][0]
@@ -480,7 +480,7 @@ def test_a_connect_that_fails_to_authenticate_changes_nothing(
         victim = await connect("v1", username="victim:v", clean=False)
         assert await victim.subscribe([("victim/#", QOS_1), (SENTINEL, QOS_1)]) == [1, 1]
         held = broker._sessions["v1"][0]
-        connack, writer = await _raw_connect(
+        connack, _, writer = await _raw_connect(
             _port(broker), client_id, "admin", "devices/lock/cmd", password="wrong", clean=clean
         )
         writer.transport.abort()
@@ -498,3 +498,38 @@ def test_a_connect_that_fails_to_authenticate_changes_nothing(
         "topicmatch.compat.amqtt.TopicACLPlugin": {"acl_file": str(acl)},
     }
     run(scenario, Broker, plugins)
+
+
+def test_what_a_client_sent_is_not_routed_under_the_name_of_a_user_who_resumes_its_session(
+    tmp_path: Path,
+) -> None:
+    """amqtt checks a PUBLISH when it routes it, as the session's user then: mallory's QoS 2
+    PUBLISH to a topic she may not write, its PUBREL never sent, would be routed as admin's
+    once admin's client resumes her session and answers the PUBREC that amqtt sends it again.
+    Here that CONNECT drops what mallory sent and was not routed (Mosquitto checks a PUBLISH as
+    it arrives)."""
+    acl = tmp_path / "acl"
+    acl.write_text("user admin\ntopic readwrite #\nuser mallory\ntopic read public/#\n")
+
+    async def scenario(broker: Broker, connect: Callable[..., Awaitable[MQTTClient]]) -> None:
+        watcher = await connect("watch", username="admin")
+        assert await watcher.subscribe([("admin/#", QOS_1), (SENTINEL, QOS_1)]) == [1, 1]
+        connack, reader, writer = await _raw_connect(_port(broker), "shared", "mallory", "zz/w", clean=False)
+        assert connack == b"\x20\x02\x00\x00"
+        body = len(b"admin/cmd").to_bytes(2, "big") + b"admin/cmd" + (77).to_bytes(2, "big") + b"open"
+        writer.write(bytes([0x34, len(body)]) + body)  # PUBLISH, QoS 2, packet id 77
+        await writer.drain()
+        assert await asyncio.wait_for(reader.readexactly(4), WAIT) == b"\x50\x02\x00\x4d"  # PUBREC
+        writer.transport.abort()  # no PUBREL
+        session = broker._sessions["shared"][0]
+        await _until(lambda: session.transitions.state != "connected")
+        assert list(session.inflight_in) == [77]
+        connack, _, writer = await _raw_connect(_port(broker), "shared", "admin", "zz/w", clean=False)
+        assert connack == b"\x20\x02\x01\x00"  # the session resumed
+        # Nothing of mallory's is left for amqtt to send a PUBREC for again (and route when the
+        # new client answers with PUBREL) or to route from its queue.
+        assert not session.inflight_in
+        assert session.delivered_message_queue.empty()
+        writer.transport.abort()
+
+    run(scenario, Broker, {"topicmatch.compat.amqtt.TopicACLPlugin": {"acl_file": str(acl)}})

@@ -67,6 +67,12 @@ What it holds against clients that come and go:
   username it claimed, or fill the broker with refused sessions. Here a CONNECT that does not
   authenticate gets CONNACK *not authorized* and changes nothing (Mosquitto authenticates
   before it looks for the old session).
+* **What a client sent is never routed under another user's name.** amqtt checks a PUBLISH
+  when its message loop gets to it, as whoever holds the session then: a QoS 2 PUBLISH whose
+  PUBREL is still to come, or a message still in the loop's queue, would be checked as the
+  user of a CONNECT that resumes the session. Here a CONNECT that resumes a session under
+  another username drops what the session's client sent and amqtt has not routed yet
+  (Mosquitto checks a PUBLISH as it arrives).
 * **A will passes the PUBLISH check.** amqtt sends a client's will, and retains it, with no
   check at all; here a will is sent only if its client could PUBLISH it: a topic amqtt takes
   from a client (no wildcard, no leading ``$``) that the topic plugins allow (Mosquitto's
@@ -325,6 +331,8 @@ class Broker(AmqttBroker):  # type: ignore[misc]
             client_session.parent = 0
         elif client in self._sessions:
             existing, _ = self._sessions[client]
+            if existing.username != client_session.username:
+                _forget_unrouted(existing)
             existing.will_flag = client_session.will_flag
             existing.will_message = client_session.will_message
             existing.will_topic = client_session.will_topic
@@ -725,6 +733,16 @@ class TopicACLPlugin(BaseTopicPlugin):  # type: ignore[misc]
         if action == Action.SUBSCRIBE:
             return any(_covers(filter_, topic) for filter_ in allowed)
         return any(_topic_matches(filter_, topic) for filter_ in allowed)
+
+
+def _forget_unrouted(session: Session) -> None:
+    """Drop what ``session``'s client sent that amqtt has not routed yet: QoS 2 messages
+    waiting for their PUBREL and messages waiting in the session's delivery queue (amqtt checks
+    their PUBLISH access only when it routes them, as the session's user at that time)."""
+    session.inflight_in.clear()
+    queue = session.delivered_message_queue
+    for _ in range(queue.qsize()):
+        queue.get_nowait()
 
 
 def _valid(topic_filter: str) -> bool:
