@@ -21,7 +21,7 @@ from amqtt.mqtt.constants import QOS_0, QOS_1
 from amqtt.plugins.base import BaseAuthPlugin
 
 from tests.brokers.mqtt_clients import free_port
-from topicmatch.compat.amqtt import Broker
+from topicmatch.compat.amqtt import MAX_QUEUED, Broker
 
 WAIT = 10.0
 SENTINEL = "zz/sentinel"
@@ -533,3 +533,23 @@ def test_what_a_client_sent_is_not_routed_under_the_name_of_a_user_who_resumes_i
         writer.transport.abort()
 
     run(scenario, Broker, {"topicmatch.compat.amqtt.TopicACLPlugin": {"acl_file": str(acl)}})
+
+
+def test_a_persistent_session_that_is_away_queues_at_most_max_queued_messages() -> None:
+    """amqtt queues every message for a persistent session that is away, without end; here at
+    most MAX_QUEUED (Mosquitto's max_queued_messages), the later ones dropped, as there."""
+
+    async def scenario(broker: Broker, connect: Callable[..., Awaitable[MQTTClient]]) -> None:
+        away = await connect("away", username="u", clean=False)
+        assert await away.subscribe([("load/#", QOS_1)]) == [QOS_1]
+        await away.disconnect()
+        pub = await connect("pub", username="pub")
+        watcher = await connect("watch", username="w")
+        assert await watcher.subscribe([(SENTINEL, QOS_1)]) == [QOS_1]
+        for n in range(MAX_QUEUED + 5):
+            await pub.publish(f"load/{n}", b"x", qos=QOS_0)
+        assert await received_until_sentinel(watcher, pub) == []  # every load message routed
+        assert broker._sessions["away"][0].retained_messages.qsize() == MAX_QUEUED
+
+    # Not anonymous: amqtt queues nothing for an anonymous session that is away.
+    run(scenario, Broker, {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": False}})

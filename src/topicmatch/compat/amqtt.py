@@ -153,11 +153,14 @@ except ImportError as error:  # pragma: no cover - the extra's hint (tests/test_
 
 from ._amqtt_options import SHARE_POLICIES, BrokerOptions, Limits, options_of
 
-__all__ = ["SHARE_POLICIES", "Broker", "BrokerOptions", "Limits", "TopicACLPlugin", "main"]
+__all__ = ["MAX_QUEUED", "SHARE_POLICIES", "Broker", "BrokerOptions", "Limits", "TopicACLPlugin", "main"]
 
 _MQTT = make_dialect("mqtt")
 _FAILED = 0x80  # amqtt's SUBACK return code of a refused subscription
 _CHECKS_AT_ONCE = 256  # topic-plugin checks awaited together (Broker._checked)
+#: The most messages queued for a persistent session that is away (Mosquitto's default
+#: max_queued_messages); past it, a new message for that session is dropped, as there.
+MAX_QUEUED = 1000
 
 
 class _RetainedMessages(dict[str, RetainedApplicationMessage]):
@@ -581,13 +584,19 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         running_tasks: deque[asyncio.Task[Any]],
     ) -> None:
         """One copy that passed the RECEIVE check, with amqtt's rules: queued for a persistent
-        session that is away (QoS 1 and 2), dropped for another one that is away; skipped if
-        the copy's subscription of ``target`` ended since the recipients were chosen."""
+        session that is away (QoS 1 and 2; at most :data:`MAX_QUEUED`, then dropped, as in
+        Mosquitto), dropped for another one that is away; skipped if the copy's subscription of
+        ``target`` ended since the recipients were chosen."""
         if not self._holds(target, copy.filter):
             return  # unsubscribed, or its session ended, while the checks awaited
         qos = copy.qos
         if target.transitions.state != "connected":
-            if not target.clean_session and qos in (QOS_1, QOS_2) and not target.is_anonymous:
+            if (
+                not target.clean_session
+                and qos in (QOS_1, QOS_2)
+                and not target.is_anonymous
+                and target.retained_messages.qsize() < MAX_QUEUED
+            ):
                 await self._retain_broadcast_message(broadcast, qos, target)
             return
         handler = self._handler_of(target)
