@@ -432,14 +432,10 @@ def _lines_read(text: str) -> list[str]:
     finds the end and returns nothing, which ends the file there. O(the text's length)."""
     lines = text.split("\n")
     size = _READ_BUFFER
-    for line in lines[:-1]:  # each ends with its "\n"
-        length = _bytes(line) + 1
-        while length > size - 1:
+    for length in [_bytes(line) + 1 for line in lines[:-1]] + [_bytes(lines[-1])]:
+        while length > size - 1:  # the buffer grows until the line (its "\n" included) fits
             size += _READ_GROWTH
-    last = _bytes(lines[-1])
-    while last > size - 1:
-        size += _READ_GROWTH
-    if last == size - 1:
+    if length == size - 1:  # the last line, without "\n", fills it exactly
         lines.pop()
     return lines
 
