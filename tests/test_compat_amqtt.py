@@ -9,6 +9,7 @@ sleep: the client's messages arrive in order.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -500,14 +501,23 @@ def test_a_connect_that_fails_to_authenticate_changes_nothing(
     run(scenario, Broker, plugins)
 
 
+def _packet(kind: int, body: bytes) -> bytes:
+    """An MQTT packet of a body under 128 bytes."""
+    return bytes([kind, len(body)]) + body
+
+
+def _name(text: str) -> bytes:
+    return len(text.encode()).to_bytes(2, "big") + text.encode()
+
+
 def test_what_a_client_sent_is_not_routed_under_the_name_of_a_user_who_resumes_its_session(
     tmp_path: Path,
 ) -> None:
     """amqtt checks a PUBLISH when it routes it, as the session's user then: mallory's QoS 2
     PUBLISH to a topic she may not write, its PUBREL never sent, would be routed as admin's
     once admin's client resumes her session and answers the PUBREC that amqtt sends it again.
-    Here that CONNECT drops what mallory sent and was not routed (Mosquitto checks a PUBLISH as
-    it arrives)."""
+    Here a message is routed only as the user of the connection it came on (Mosquitto checks a
+    PUBLISH as it arrives)."""
     acl = tmp_path / "acl"
     acl.write_text("user admin\ntopic readwrite #\nuser mallory\ntopic read public/#\n")
 
@@ -516,23 +526,126 @@ def test_what_a_client_sent_is_not_routed_under_the_name_of_a_user_who_resumes_i
         assert await watcher.subscribe([("admin/#", QOS_1), (SENTINEL, QOS_1)]) == [1, 1]
         connack, reader, writer = await _raw_connect(_port(broker), "shared", "mallory", "zz/w", clean=False)
         assert connack == b"\x20\x02\x00\x00"
-        body = len(b"admin/cmd").to_bytes(2, "big") + b"admin/cmd" + (77).to_bytes(2, "big") + b"open"
-        writer.write(bytes([0x34, len(body)]) + body)  # PUBLISH, QoS 2, packet id 77
+        writer.write(_packet(0x34, _name("admin/cmd") + (77).to_bytes(2, "big") + b"open"))  # QoS 2, id 77
         await writer.drain()
         assert await asyncio.wait_for(reader.readexactly(4), WAIT) == b"\x50\x02\x00\x4d"  # PUBREC
         writer.transport.abort()  # no PUBREL
         session = broker._sessions["shared"][0]
         await _until(lambda: session.transitions.state != "connected")
-        assert list(session.inflight_in) == [77]
-        connack, _, writer = await _raw_connect(_port(broker), "shared", "admin", "zz/w", clean=False)
+        connack, reader, writer = await _raw_connect(_port(broker), "shared", "admin", "zz/w", clean=False)
         assert connack == b"\x20\x02\x01\x00"  # the session resumed
-        # Nothing of mallory's is left for amqtt to send a PUBREC for again (and route when the
-        # new client answers with PUBREL) or to route from its queue.
-        assert not session.inflight_in
-        assert session.delivered_message_queue.empty()
+        assert await asyncio.wait_for(reader.readexactly(4), WAIT) == b"\x50\x02\x00\x4d"  # PUBREC again
+        writer.write(_packet(0x62, (77).to_bytes(2, "big")))  # admin's client answers: PUBREL
+        await writer.drain()
+        assert await asyncio.wait_for(reader.readexactly(4), WAIT) == b"\x70\x02\x00\x4d"  # PUBCOMP
+        assert await received_until_sentinel(watcher, watcher) == []  # mallory's message not routed
         writer.transport.abort()
 
     run(scenario, Broker, {"topicmatch.compat.amqtt.TopicACLPlugin": {"acl_file": str(acl)}})
+
+
+def test_a_client_that_connects_again_while_connected_keeps_the_new_connection() -> None:
+    """A CONNECT that resumes the session of a connected client id closes the old connection
+    and keeps the new one (MQTT 3.1.1, 3.1.4-2). amqtt's take-over ended both: the old
+    connection's end marked the session disconnected under the new one, which was then closed."""
+
+    async def scenario(broker: Broker, connect: Callable[..., Awaitable[MQTTClient]]) -> None:
+        port = _port(broker)
+        connack, old, old_writer = await _raw_connect(port, "dev", "u", "zz/w", clean=False)
+        assert connack == b"\x20\x02\x00\x00"
+        connack, reader, writer = await _raw_connect(port, "dev", "u", "zz/w", clean=False)
+        assert connack == b"\x20\x02\x01\x00"
+        assert await asyncio.wait_for(old.read(), WAIT) == b""  # the old connection closed
+        writer.write(_packet(0x82, (1).to_bytes(2, "big") + _name("dev/#") + b"\x01"))  # SUBSCRIBE
+        await writer.drain()
+        assert await asyncio.wait_for(reader.readexactly(5), WAIT) == b"\x90\x03\x00\x01\x01"  # SUBACK
+        pub = await connect("pub")
+        await pub.publish("dev/x", b"hi", qos=QOS_0)
+        publish = await asyncio.wait_for(reader.readexactly(2), WAIT)
+        assert publish[0] >> 4 == 3  # the message, on the new connection
+        assert broker._sessions["dev"][0].transitions.state == "connected"
+        writer.transport.abort()
+        old_writer.transport.abort()
+
+    run(scenario, Broker)
+
+
+def test_a_clean_connect_closes_the_old_connection_of_its_client_id() -> None:
+    """A clean CONNECT with a client id in use ends the old session and closes its connection
+    (MQTT 3.1.1, 3.1.4-2). amqtt left that connection open: its next SUBSCRIBE took the client
+    id's routes from the new connection's session, and its filters stayed after both left."""
+
+    async def scenario(broker: Broker, connect: Callable[..., Awaitable[MQTTClient]]) -> None:
+        port = _port(broker)
+        connack, old, old_writer = await _raw_connect(port, "dev", "u", "zz/w")
+        assert connack == b"\x20\x02\x00\x00"
+        new = await connect("dev")
+        assert await new.subscribe([("dev/#", QOS_1)]) == [QOS_1]
+        assert await asyncio.wait_for(old.read(), WAIT) == b""  # the old connection closed
+        pub = await connect("pub")
+        await pub.publish("dev/x", b"hi", qos=QOS_1)
+        message = await new.deliver_message(timeout_duration=WAIT)
+        assert message is not None
+        assert message.topic == "dev/x"
+        old_writer.transport.abort()
+
+    run(scenario, Broker)
+
+
+class GatedAuth(BaseAuthPlugin):  # type: ignore[misc]
+    """Any username, but the second check of mallory's first CONNECT (amqtt's own, after the
+    broker's) waits at ``gate``: a slow authentication, during which another CONNECT comes."""
+
+    gate: ClassVar[asyncio.Event]
+    arrived: ClassVar[asyncio.Event]
+    calls: ClassVar[list[str]]
+
+    async def authenticate(self, *, session: Any) -> bool:
+        self.calls.append(session.username)
+        if session.username == "mallory" and self.calls.count("mallory") == 2:
+            self.arrived.set()
+            await self.gate.wait()
+        return True
+
+
+def test_two_connects_of_one_client_id_are_handled_one_after_the_other(tmp_path: Path) -> None:
+    """While mallory's CONNECT to a session waits for its authentication, admin's CONNECT to the
+    same session goes on: amqtt gave the session admin's username, and then mallory's
+    connection took the session over, with admin's name and rights. Here the second CONNECT of a
+    client id waits for the first to be attached, then takes it over: the connection left is
+    the one whose user the session has, and mallory's connection is closed."""
+    acl = tmp_path / "acl"
+    acl.write_text("user admin\ntopic readwrite #\nuser mallory\ntopic read public/#\n")
+
+    async def scenario(broker: Broker, connect: Callable[..., Awaitable[MQTTClient]]) -> None:
+        GatedAuth.gate, GatedAuth.arrived, GatedAuth.calls = asyncio.Event(), asyncio.Event(), ["-"]
+        port = _port(broker)
+        _, _, writer = await _raw_connect(port, "shared", "someone", "zz/w", clean=False)
+        writer.transport.abort()
+        await _until(lambda: broker._sessions["shared"][0].transitions.state == "disconnected")
+        mallory = asyncio.ensure_future(_raw_connect(port, "shared", "mallory", "zz/w", clean=False))
+        await asyncio.wait_for(GatedAuth.arrived.wait(), WAIT)
+        admin = asyncio.ensure_future(_raw_connect(port, "shared", "admin", "zz/w", clean=False))
+        await _until(lambda: GatedAuth.calls.count("admin") >= 1)
+        GatedAuth.gate.set()
+        (_, m_reader, m_writer), (_, _, a_writer) = await mallory, await admin
+        session, handler = broker._sessions["shared"]
+        await _until(lambda: session.transitions.state == "connected")
+        assert (session.username, handler.username) == ("admin", "admin")
+        m_writer.write(_packet(0x82, (1).to_bytes(2, "big") + _name("admin/#") + b"\x01"))
+        with contextlib.suppress(ConnectionError):
+            await m_writer.drain()
+        answer = await asyncio.wait_for(m_reader.read(), WAIT)
+        assert b"\x90\x03\x00\x01\x01" not in answer  # no SUBACK granting admin/# to mallory
+        a_writer.transport.abort()
+        m_writer.transport.abort()
+
+    plugins = {
+        "amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True},
+        "tests.test_compat_amqtt.GatedAuth": {},
+        "topicmatch.compat.amqtt.TopicACLPlugin": {"acl_file": str(acl)},
+    }
+    run(scenario, Broker, plugins)
 
 
 def test_a_persistent_session_that_is_away_queues_at_most_max_queued_messages() -> None:

@@ -67,12 +67,20 @@ What it holds against clients that come and go:
   username it claimed, or fill the broker with refused sessions. Here a CONNECT that does not
   authenticate gets CONNACK *not authorized* and changes nothing (Mosquitto authenticates
   before it looks for the old session).
+* **One connection per client id, and it acts for its own user only.** amqtt gives a resumed
+  session the new CONNECT's username and will before it closes the old connection, which
+  meanwhile acts under that name; then the old connection's end marks the session
+  disconnected and the new connection is closed too; a clean CONNECT leaves the old
+  connection open, acting for the client id; and two CONNECTs of one id can interleave, the
+  slower taking the session with the other's username. Here the CONNECTs of a client id are
+  handled one at a time, each closing the connection it replaces, and waiting until amqtt is
+  done with it, before anything changes (MQTT 3.1.1, 3.1.4-2).
 * **What a client sent is never routed under another user's name.** amqtt checks a PUBLISH
   when its message loop gets to it, as whoever holds the session then: a QoS 2 PUBLISH whose
-  PUBREL is still to come, or a message still in the loop's queue, would be checked as the
-  user of a CONNECT that resumes the session. Here a CONNECT that resumes a session under
-  another username drops what the session's client sent and amqtt has not routed yet
-  (Mosquitto checks a PUBLISH as it arrives).
+  PUBREL comes after a CONNECT resumed the session under another username, or a message left
+  in the session's queue, would pass as that user's. Here each message carries the username
+  of the connection it came on and is dropped if the session's user is another by then
+  (Mosquitto checks a PUBLISH as it arrives, as its sender).
 * **A will passes the PUBLISH check.** amqtt sends a client's will, and retains it, with no
   check at all; here a will is sent only if its client could PUBLISH it: a topic amqtt takes
   from a client (no wildcard, no leading ``$``) that the topic plugins allow (Mosquitto's
@@ -144,7 +152,7 @@ try:
     from amqtt.mqtt.disconnect import DisconnectPacket
     from amqtt.mqtt.protocol.broker_handler import BrokerProtocolHandler
     from amqtt.plugins.base import BaseTopicPlugin
-    from amqtt.session import Session
+    from amqtt.session import IncomingApplicationMessage, Session
     from amqtt.utils import gen_client_id
 except ImportError as error:  # pragma: no cover - the extra's hint (tests/test_compat_amqtt.py)
     raise ImportError(
@@ -265,6 +273,9 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         only = topic_plugins[0] if len(topic_plugins) == 1 else None
         self._rules = only._rules if self._topic_checks and isinstance(only, TopicACLPlugin) else None
         self._receive_checks = self._topic_checks and self._rules is None
+        # The connection of each client id whose CONNECT is being handled, until its message loop runs
+        # (_Connection.running) or has ended: one CONNECT of a client id at a time.
+        self._connecting: dict[str, _Connection] = {}
         self._forget_routes()
 
     def _forget_routes(self) -> None:
@@ -303,11 +314,12 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         session of its client id, resume it with its own credentials and will, take over its
         connection, or leave a session of its own; one that does not gets CONNACK *not
         authorized* and changes nothing. (amqtt checks again, on the session the CONNECT ends
-        with: two checks per CONNECT.)"""
+        with: two checks per CONNECT.) Then it waits for the CONNECT of its client id being
+        handled, if any, until that one's message loop runs, and takes over the connection that
+        holds the client id (:meth:`_take_over`): one CONNECT of a client id at a time."""
+        connection = _Connection.init_from_connect
         try:
-            handler, client_session = await BrokerProtocolHandler.init_from_connect(
-                reader, writer, self.plugins_manager
-            )
+            handler, client_session = await connection(reader, writer, self.plugins_manager)
         except AMQTTError as exc:
             self.logger.warning(f"{remote_address}:{remote_port}: the first packet is no CONNECT: {exc}")
             raise AMQTTError(exc) from exc
@@ -325,6 +337,19 @@ class Broker(AmqttBroker):  # type: ignore[misc]
             await handler.mqtt_connack_authorize(False)
             await writer.close()
             raise AMQTTError(f"{client!r} not authorized: nothing changed")
+        handler.username = client_session.username
+        if client:  # one CONNECT of a client id at a time, and no connection of it left running
+            while (earlier := self._connecting.get(client)) is not None and not earlier.running.is_set():
+                await earlier.running.wait()
+            self._connecting[client] = handler
+            held = self._sessions.get(client)
+            if held is not None and held[0].transitions.is_connected():
+                try:
+                    await self._take_over(held[1])
+                except BaseException:
+                    handler.running.set()
+                    del self._connecting[client]
+                    raise
         # From here on, amqtt's own.
         if client_session.clean_session:
             if client:
@@ -334,8 +359,6 @@ class Broker(AmqttBroker):  # type: ignore[misc]
             client_session.parent = 0
         elif client in self._sessions:
             existing, _ = self._sessions[client]
-            if existing.username != client_session.username:
-                _forget_unrouted(existing)
             existing.will_flag = client_session.will_flag
             existing.will_message = client_session.will_message
             existing.will_topic = client_session.will_topic
@@ -351,6 +374,55 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         if client_session.keep_alive > 0 and isinstance(delay, int):
             client_session.keep_alive += delay
         return handler, client_session
+
+    async def _take_over(self, handler: Any) -> None:
+        """Close the connection ``handler`` serves (a CONNECT of its client id has
+        authenticated), as amqtt's take-over does, and wait until amqtt is done with it (its
+        will, if it may send it, and the session marked disconnected) when it is a
+        :class:`_Connection`: the session then changes hands with nothing of the old connection
+        still running. (amqtt takes over only a connection whose session the CONNECT resumes,
+        after it has given the session the new username and will, and then ends the new
+        connection too; it leaves the old connection of a clean session open, still acting for
+        the client id.)"""
+        await handler.handle_connection_closed()
+        await handler.stop()
+        if isinstance(handler, _Connection):
+            await handler.ended.wait()
+
+    async def _handle_client_session(
+        self, reader: Any, writer: Any, client_session: Session, handler: Any, *args: Any
+    ) -> None:
+        """amqtt's life of one connection, which then says it has ended (:meth:`_take_over`),
+        and lets the next CONNECT of its client id go on if it had not yet."""
+        try:
+            await super()._handle_client_session(reader, writer, client_session, handler, *args)
+        finally:
+            if isinstance(handler, _Connection):
+                handler.running.set()
+                handler.ended.set()
+                if self._connecting.get(client_session.client_id) is handler:
+                    del self._connecting[client_session.client_id]
+
+    async def _client_message_loop(self, client_session: Session, handler: Any) -> None:
+        """amqtt's loop over one connection's packets, which lets the next CONNECT of its
+        client id go on (and take this connection over) once it runs."""
+        if isinstance(handler, _Connection):
+            handler.running.set()
+        await super()._client_message_loop(client_session, handler)
+
+    async def _handle_message_delivery(
+        self, client_session: Session, handler: Any, wait_deliver: asyncio.Future[Any]
+    ) -> bool:
+        """amqtt's routing of one message a client sent, after its PUBLISH check, which amqtt
+        makes here, as the session's user now, not on receipt: a message that came on a
+        connection of another user is dropped (a QoS 2 message whose PUBREL comes after a
+        CONNECT resumed the session under another username, or one left in the session's
+        queue; Mosquitto checks a PUBLISH as it arrives, as its sender)."""
+        message = wait_deliver.result()
+        if isinstance(message, _Sent) and message.username != client_session.username:
+            self.logger.info(f"{client_session.client_id}: {message.topic!r} of a previous user: dropped")
+            return True
+        return bool(await super()._handle_message_delivery(client_session, handler, wait_deliver))
 
     async def _handle_disconnect(
         self, client_session: Session, handler: Any, disconnect_waiter: asyncio.Future[Any]
@@ -673,6 +745,45 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         )
 
 
+class _Sent(IncomingApplicationMessage):  # type: ignore[misc]
+    """A message a client sent, with the username of the connection it came on."""
+
+    __slots__ = ("username",)
+
+    def __init__(self, username: str | None, *args: Any) -> None:
+        super().__init__(*args)
+        self.username = username
+
+
+class _Connection(BrokerProtocolHandler):  # type: ignore[misc]
+    """amqtt's handler of one client's connection, with the username of its CONNECT (the
+    broker sets it) and each message it receives stamped with it (:class:`_Sent`); ``running``
+    is set once the broker's message loop for it runs, or its life has ended, ``ended`` once
+    its life has ended (:meth:`Broker._take_over`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.username: str | None = None
+        self.running = asyncio.Event()
+        self.ended = asyncio.Event()
+
+    async def handle_publish(self, publish_packet: Any) -> None:
+        """amqtt's receipt of a PUBLISH, its message a :class:`_Sent`."""
+        header = publish_packet.variable_header
+        if publish_packet.topic_name is None or publish_packet.data is None:
+            return
+        message = _Sent(
+            self.username,
+            header.packet_id if header else None,
+            publish_packet.topic_name,
+            publish_packet.qos,
+            publish_packet.data,
+            publish_packet.retain_flag,
+        )
+        message.publish_packet = publish_packet
+        await self._handle_message_flow(message)
+
+
 class TopicACLPlugin(BaseTopicPlugin):  # type: ignore[misc]
     """amqtt's topic ACL without the wildcard escape (module docstring, defect 3).
 
@@ -742,16 +853,6 @@ class TopicACLPlugin(BaseTopicPlugin):  # type: ignore[misc]
         if action == Action.SUBSCRIBE:
             return any(_covers(filter_, topic) for filter_ in allowed)
         return any(_topic_matches(filter_, topic) for filter_ in allowed)
-
-
-def _forget_unrouted(session: Session) -> None:
-    """Drop what ``session``'s client sent that amqtt has not routed yet: QoS 2 messages
-    waiting for their PUBREL and messages waiting in the session's delivery queue (amqtt checks
-    their PUBLISH access only when it routes them, as the session's user at that time)."""
-    session.inflight_in.clear()
-    queue = session.delivered_message_queue
-    for _ in range(queue.qsize()):
-        queue.get_nowait()
 
 
 def _valid(topic_filter: str) -> bool:
