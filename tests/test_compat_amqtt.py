@@ -371,7 +371,14 @@ async def _until(condition: Callable[[], bool]) -> None:
 
 
 async def _raw_connect(
-    port: int, client_id: str, username: str, will_topic: str, *, password: str = "", clean: bool = True
+    port: int,
+    client_id: str,
+    username: str,
+    will_topic: str,
+    *,
+    password: str = "",
+    clean: bool = True,
+    keep_alive: int = 60,
 ) -> tuple[bytes, asyncio.StreamReader, asyncio.StreamWriter]:
     """A raw MQTT 3.1.1 CONNECT with a retained QoS 1 will (and a password if given): its
     CONNACK and the connection, which the caller drops without a DISCONNECT (the broker then
@@ -383,7 +390,7 @@ async def _raw_connect(
 
     flags = 0x80 | 0x20 | (1 << 3) | 0x04  # username, will retain, will QoS 1, will
     flags |= (0x40 if password else 0) | (0x02 if clean else 0)
-    body = string("MQTT") + bytes([4, flags]) + (60).to_bytes(2, "big")
+    body = string("MQTT") + bytes([4, flags]) + keep_alive.to_bytes(2, "big")
     body += string(client_id) + string(will_topic) + string("gone") + string(username)
     body += string(password) if password else b""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
@@ -701,3 +708,39 @@ def test_a_connect_replays_the_retained_messages_of_its_own_subscriptions_only()
         assert (message.topic, message.data) == ("dev/a", bytearray(b"kept"))
 
     run(scenario, _CountingReplays)
+
+
+def test_a_client_silent_for_one_and_a_half_keep_alives_is_disconnected_and_its_will_sent() -> None:
+    """MQTT 3.1.1 (3.1.2.10) and Mosquitto: no packet for one and a half keep-alives, and the
+    broker closes the connection and sends the will. amqtt logs the timeout and waits on: a
+    client that vanished without a FIN (a dead link) held its session and its will for ever."""
+
+    async def scenario(broker: Broker, connect: Callable[..., Awaitable[MQTTClient]]) -> None:
+        watcher = await connect("watch")
+        assert await watcher.subscribe([("wills/#", QOS_1)]) == [QOS_1]
+        connack, reader, writer = await _raw_connect(_port(broker), "idle", "u", "wills/idle", keep_alive=1)
+        assert connack == b"\x20\x02\x00\x00"
+        assert await asyncio.wait_for(reader.read(), WAIT) == b""  # closed by the broker
+        will = await watcher.deliver_message(timeout_duration=WAIT)
+        assert will is not None
+        assert will.topic == "wills/idle"
+        writer.transport.abort()
+
+    run(scenario, Broker)
+
+
+class _QuickConnect(Broker):
+    connect_wait = 0.5
+
+
+def test_a_connection_that_sends_no_connect_is_closed() -> None:
+    """amqtt waits for ever for a new connection's CONNECT (one socket and one connection slot
+    per idle connection, without end); here it has Broker.connect_wait seconds (Mosquitto: 90),
+    shortened for the test."""
+
+    async def scenario(broker: Broker, connect: Callable[..., Awaitable[MQTTClient]]) -> None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", _port(broker))
+        assert await asyncio.wait_for(reader.read(), WAIT) == b""  # closed by the broker
+        writer.transport.abort()
+
+    run(scenario, _QuickConnect)

@@ -251,6 +251,10 @@ class Broker(AmqttBroker):  # type: ignore[misc]
     last subscription is gone.
     """
 
+    #: Seconds a new connection has to send its CONNECT, then it is closed: Mosquitto's (a new
+    #: connection has a keep-alive of 60 s until its CONNECT, and one and a half of them).
+    connect_wait: float = 90.0
+
     def __init__(
         self,
         config: Any = None,
@@ -316,12 +320,18 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         session of its client id, resume it with its own credentials and will, take over its
         connection, or leave a session of its own; one that does not gets CONNACK *not
         authorized* and changes nothing. (amqtt checks again, on the session the CONNECT ends
-        with: two checks per CONNECT.) Then it waits for the CONNECT of its client id being
-        handled, if any, until that one's message loop runs, and takes over the connection that
-        holds the client id (:meth:`_take_over`): one CONNECT of a client id at a time."""
-        connection = _Connection.init_from_connect
+        with: two checks per CONNECT.) A connection that sends no CONNECT within
+        :attr:`connect_wait` seconds is closed (amqtt waits for ever). Then it waits for the
+        CONNECT of its client id being handled, if any, until that one's message loop runs, and
+        takes over the connection that holds the client id (:meth:`_take_over`): one CONNECT of
+        a client id at a time."""
+        connection = _Connection.init_from_connect(reader, writer, self.plugins_manager)
         try:
-            handler, client_session = await connection(reader, writer, self.plugins_manager)
+            handler, client_session = await asyncio.wait_for(connection, self.connect_wait)
+        except TimeoutError as exc:
+            self.logger.warning(f"{remote_address}:{remote_port}: no CONNECT in {self.connect_wait} s")
+            await writer.close()
+            raise AMQTTError(exc) from exc
         except AMQTTError as exc:
             self.logger.warning(f"{remote_address}:{remote_port}: the first packet is no CONNECT: {exc}")
             raise AMQTTError(exc) from exc
@@ -372,9 +382,11 @@ class Broker(AmqttBroker):  # type: ignore[misc]
             client_session.parent = 1
         else:
             client_session.parent = 0
+        # amqtt's wait for a packet: the keep-alive and its timeout-disconnect-delay; here one
+        # and a half keep-alives (MQTT 3.1.1, 3.1.2.10; Mosquitto's keepalive*3/2), then the delay.
         delay = self.config.get("timeout-disconnect-delay", 0)
         if client_session.keep_alive > 0 and isinstance(delay, int):
-            client_session.keep_alive += delay
+            client_session.keep_alive = client_session.keep_alive * 3 // 2 + delay
         return handler, client_session
 
     async def _take_over(self, handler: Any) -> None:
@@ -817,6 +829,14 @@ class _Connection(BrokerProtocolHandler):  # type: ignore[misc]
         )
         message.publish_packet = publish_packet
         await self._handle_message_flow(message)
+
+    def handle_read_timeout(self) -> None:
+        """No packet for as long as the keep-alive allows (set on the session by
+        :meth:`Broker._initialize_client_session`): the connection is closed, as Mosquitto
+        closes it, and ends as one the client dropped (its will sent, if it may be). amqtt's
+        handler logs it and waits on for ever."""
+        if self.writer is not None:
+            self._closed = asyncio.ensure_future(self.writer.close())
 
 
 class TopicACLPlugin(BaseTopicPlugin):  # type: ignore[misc]
