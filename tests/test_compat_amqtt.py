@@ -667,7 +667,7 @@ def test_a_persistent_session_that_is_away_queues_at_most_max_queued_messages() 
         watcher = await connect("watch", username="w")
         assert await watcher.subscribe([(SENTINEL, QOS_1)]) == [QOS_1]
         for n in range(MAX_QUEUED + 5):
-            await pub.publish(f"load/{n}", b"x", qos=QOS_0)
+            await pub.publish(f"load/{n}", b"x", qos=QOS_1)
         assert await received_until_sentinel(watcher, pub) == []  # every load message routed
         assert broker._sessions["away"][0].retained_messages.qsize() == MAX_QUEUED
 
@@ -744,3 +744,30 @@ def test_a_connection_that_sends_no_connect_is_closed() -> None:
         writer.transport.abort()
 
     run(scenario, _QuickConnect)
+
+
+def test_a_copy_has_the_lower_of_the_publish_qos_and_the_subscription_qos() -> None:
+    """MQTT 3.1.1 (3.8.4) and Mosquitto: a message published at QoS 0 reaches a QoS 1
+    subscription at QoS 0, and is not queued for its persistent session while it is away (QoS 0
+    messages are not kept for an absent client). amqtt sent it at QoS 1 and queued it."""
+
+    async def scenario(broker: Broker, connect: Callable[..., Awaitable[MQTTClient]]) -> None:
+        here = await connect("here", username="h")
+        away = await connect("away", username="u", clean=False)
+        for client in (here, away):
+            assert await client.subscribe([("t/#", QOS_1)]) == [QOS_1]
+        await away.disconnect()
+        pub = await connect("pub", username="p")
+        await pub.publish("t/zero", b"0", qos=QOS_0)
+        await pub.publish("t/one", b"1", qos=QOS_1)
+        got = []
+        for _ in range(2):
+            message = await here.deliver_message(timeout_duration=WAIT)
+            assert message is not None
+            got.append((message.topic, message.qos))
+        assert got == [("t/zero", QOS_0), ("t/one", QOS_1)]
+        queued = broker._sessions["away"][0].retained_messages
+        assert [queued.get_nowait().topic for _ in range(queued.qsize())] == ["t/one"]
+
+    # Not anonymous: amqtt queues nothing for an anonymous session that is away.
+    run(scenario, Broker, {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": False}})

@@ -34,10 +34,10 @@ Who receives a message, and at which QoS, is the planner's answer
 (:class:`~topicmatch.DeliveryPlanner` states the rules), Mosquitto's for
 MQTT 3.1.1 clients, the only ones amqtt speaks to: a client gets one copy however many of its
 subscriptions match (amqtt sends one per subscription), with the QoS of the first in
-Mosquitto's walk of the topic (``a/+`` before ``a/#``), not the highest. amqtt's queue keeps no
-QoS of a client's PUBLISH, so that copy has its subscription's QoS, as in amqtt; a QoS amqtt
-forces (a will's) is capped by the subscription's (MQTT 3.1.1, 3.8.4), where amqtt sends it
-as forced.
+Mosquitto's walk of the topic (``a/+`` before ``a/#``), not the highest; that copy has the
+lower of the message's QoS (its PUBLISH's or its will's) and the subscription's (MQTT 3.1.1,
+3.8.4), where amqtt sends a client's message at the subscription's QoS and a will at its own.
+A message of the broker or a plugin, which has none, goes at the subscription's.
 
 And ``$share/<group>/<filter>``, a literal filter to amqtt, is a shared subscription: each
 message goes to one member of each group (round-robin by default, in Mosquitto's order; or
@@ -460,16 +460,36 @@ class Broker(AmqttBroker):  # type: ignore[misc]
     async def _handle_message_delivery(
         self, client_session: Session, handler: Any, wait_deliver: asyncio.Future[Any]
     ) -> bool:
-        """amqtt's routing of one message a client sent, after its PUBLISH check, which amqtt
-        makes here, as the session's user now, not on receipt: a message that came on a
-        connection of another user is dropped (a QoS 2 message whose PUBREL comes after a
-        CONNECT resumed the session under another username, or one left in the session's
-        queue; Mosquitto checks a PUBLISH as it arrives, as its sender)."""
+        """amqtt 0.12's routing of one message a client sent (its MESSAGE_RECEIVED event, its
+        topic rules, the PUBLISH check, MESSAGE_BROADCAST, the broadcast and the retained copy;
+        False closes the connection), with two changes. A message that came on a connection of
+        another user is dropped: amqtt checks the PUBLISH here, as the session's user now, not
+        on receipt (a QoS 2 message whose PUBREL comes after a CONNECT resumed the session under
+        another username, or one left in the session's queue; Mosquitto checks a PUBLISH as it
+        arrives, as its sender). And the message goes out with its PUBLISH's QoS, each copy at
+        the lower of it and its subscription's (:meth:`_run_broadcast`), where amqtt sends every
+        copy at its subscription's QoS: a QoS 0 message became QoS 1 and was queued for
+        sessions that were away."""
         message = wait_deliver.result()
-        if isinstance(message, _Sent) and message.username != client_session.username:
-            self.logger.info(f"{client_session.client_id}: {message.topic!r} of a previous user: dropped")
+        client, events = client_session.client_id, self.plugins_manager
+        await events.fire_event(BrokerEvents.MESSAGE_RECEIVED, client_id=client, message=message)
+        if message is None:
             return True
-        return bool(await super()._handle_message_delivery(client_session, handler, wait_deliver))
+        topic = message.topic
+        if not topic or "#" in topic or "+" in topic or topic[0] == "$":
+            self.logger.warning(f"{client}: PUBLISH to {topic!r}, not a topic a client may use: closing")
+            return False
+        if isinstance(message, _Sent) and message.username != client_session.username:
+            self.logger.info(f"{client}: {topic!r} of a previous user of the session: dropped")
+            return True
+        if not await self._topic_filtering(client_session, topic=topic, action=Action.PUBLISH):
+            self.logger.info(f"{client} not allowed to publish to {topic!r}")
+            return True
+        await events.fire_event(BrokerEvents.MESSAGE_BROADCAST, client_id=client, message=message)
+        await self._broadcast_message(client_session, topic, message.data, message.qos)
+        if message.publish_packet and message.publish_packet.retain_flag:
+            await self.retain_message(client_session, topic, message.data, message.qos)
+        return True
 
     async def _handle_disconnect(
         self, client_session: Session, handler: Any, disconnect_waiter: asyncio.Future[Any]
@@ -660,9 +680,9 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         plugin's rules); a recipient whose subscription ended meanwhile is skipped
         (:meth:`_deliver`). The publisher is the client whose session the message comes with
         (its PUBLISH, or its will: Mosquitto's rule), None for a message of the broker or a
-        plugin. amqtt's queue keeps no QoS of a client's PUBLISH: the copy has its
-        subscription's QoS (amqtt's rule); a QoS amqtt forces (a will's) is capped by the
-        subscription's (MQTT 3.1.1, 3.8.4)."""
+        plugin. A copy has the lower of the message's QoS (its PUBLISH's or its will's) and
+        its subscription's (MQTT 3.1.1, 3.8.4); a message without one (the broker's or a
+        plugin's) the subscription's."""
         broadcast = await self._broadcast_queue.get()
         topic = broadcast["topic"]
         source = broadcast.get("session")
