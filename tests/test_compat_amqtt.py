@@ -771,3 +771,21 @@ def test_a_copy_has_the_lower_of_the_publish_qos_and_the_subscription_qos() -> N
 
     # Not anonymous: amqtt queues nothing for an anonymous session that is away.
     run(scenario, Broker, {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": False}})
+
+
+def test_a_publish_to_a_topic_no_client_may_use_ends_the_connection() -> None:
+    """amqtt's message loop stops at a PUBLISH to a ``$`` topic (or one with a wildcard) and
+    leaves the connection open, marked connected, its later packets read and queued for ever;
+    here the connection is ended, as one with a protocol error (Mosquitto closes it)."""
+
+    async def scenario(broker: Broker, connect: Callable[..., Awaitable[MQTTClient]]) -> None:
+        connack, reader, writer = await _raw_connect(_port(broker), "z", "u", "zz/w")
+        assert connack == b"\x20\x02\x00\x00"
+        writer.write(_packet(0x30, _name("$x/y") + b"x"))  # PUBLISH, QoS 0
+        await writer.drain()
+        assert await asyncio.wait_for(reader.read(), WAIT) == b""  # closed by the broker
+        session = broker._sessions["z"][0]
+        await _until(lambda: session.transitions.state == "disconnected")
+        writer.transport.abort()
+
+    run(scenario, Broker)

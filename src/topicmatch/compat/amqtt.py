@@ -412,11 +412,13 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         server: Any,
         listener_name: str,
     ) -> None:
-        """amqtt 0.12's life of one connection, with two changes. On connecting, the retained
+        """amqtt 0.12's life of one connection, with three changes. On connecting, the retained
         messages of the session's own subscriptions are sent, where amqtt walks every filter
         of the broker and awaits once for each (87 ms per CONNECT at 100,000 filters; here
-        O(the session's subscriptions)). And the connection says when its message loop runs and
-        when it has ended (:class:`_Connection`), for the next CONNECT of its client id."""
+        O(the session's subscriptions)). A connection whose message loop stops while it is
+        still connected (at a PUBLISH to a topic no client may use) is ended, where amqtt
+        left it open. And the connection says when its message loop runs and when it has
+        ended (:class:`_Connection`), for the next CONNECT of its client id."""
         try:
             authenticated = await self._authenticate(client_session, self.listeners_config[listener_name])
             while True:
@@ -424,7 +426,9 @@ class Broker(AmqttBroker):  # type: ignore[misc]
                     client_session.transitions.connect()
                     break
                 except (MachineError, ValueError):
-                    if client_session.transitions.is_connected():  # not after _take_over
+                    # amqtt's take-over of a connection of the session: none is left connected
+                    # by _take_over, which has ended it; kept for a session marked connected.
+                    if client_session.transitions.is_connected():
                         old_handler = self._sessions[client_session.client_id][1]
                         await old_handler.handle_connection_closed()
                         await old_handler.stop()
@@ -443,13 +447,21 @@ class Broker(AmqttBroker):  # type: ignore[misc]
             )
             await handler.start()
             await self._publish_session_retained_messages(client_session)
-            held = self._session_of.get(client) is client_session
-            own = self._planner.subscriptions(client) if held else {}
+            routed = self._session_of.get(client) is client_session
+            own = self._planner.subscriptions(client) if routed else {}
             for topic_filter in sorted(own):
                 await self._publish_retained_messages_for_subscription((topic_filter, QOS_0), client_session)
             if isinstance(handler, _Connection):
                 handler.running.set()
             await self._client_message_loop(client_session, handler)
+            held = self._sessions.get(client)
+            if client_session.transitions.is_connected() and held == (client_session, handler):
+                # amqtt's loop stops at a PUBLISH to a topic no client may use and leaves the
+                # connection open and read, what it sends then queued for ever: closed here, as a
+                # connection ended by a protocol error (Mosquitto's; its will sent, if it may be).
+                ended: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+                ended.set_result(None)
+                await self._handle_disconnect(client_session, handler, ended)
         finally:
             if isinstance(handler, _Connection):
                 handler.running.set()
