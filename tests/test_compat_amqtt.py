@@ -22,7 +22,7 @@ from amqtt.mqtt.constants import QOS_0, QOS_1
 from amqtt.plugins.base import BaseAuthPlugin
 
 from tests.brokers.mqtt_clients import free_port
-from topicmatch.compat.amqtt import MAX_QUEUED, Broker
+from topicmatch.compat.amqtt import MAX_QUEUED, MAX_UNRELEASED, Broker
 
 WAIT = 10.0
 SENTINEL = "zz/sentinel"
@@ -786,6 +786,39 @@ def test_a_publish_to_a_topic_no_client_may_use_ends_the_connection() -> None:
         assert await asyncio.wait_for(reader.read(), WAIT) == b""  # closed by the broker
         session = broker._sessions["z"][0]
         await _until(lambda: session.transitions.state == "disconnected")
+        writer.transport.abort()
+
+    run(scenario, Broker)
+
+
+def test_a_client_holds_at_most_max_unreleased_qos2_messages_unreleased() -> None:
+    """amqtt holds every QoS 2 message a client sends and does not release (up to 65,535 per
+    session, each sent a PUBREC again at every CONNECT that resumes it); here at most
+    MAX_UNRELEASED, a later one answered with a PUBREC and dropped, and its PUBREL with a
+    PUBCOMP, as by Mosquitto. The ones held are delivered once released."""
+    sent = MAX_UNRELEASED + 5
+
+    async def scenario(broker: Broker, connect: Callable[..., Awaitable[MQTTClient]]) -> None:
+        watcher = await connect("watch")
+        assert await watcher.subscribe([("load/#", QOS_1), (SENTINEL, QOS_1)]) == [1, 1]
+        connack, reader, writer = await _raw_connect(_port(broker), "z", "u", "zz/w")
+        assert connack == b"\x20\x02\x00\x00"
+        ids = [n.to_bytes(2, "big") for n in range(1, sent + 1)]
+        writer.write(b"".join(_packet(0x34, _name(f"load/{n}") + id_ + b"x") for n, id_ in enumerate(ids, 1)))
+        await writer.drain()
+        pubrecs = await asyncio.wait_for(reader.readexactly(4 * sent), WAIT)
+        assert pubrecs == b"".join(b"\x50\x02" + id_ for id_ in ids)  # every one answered
+        assert len(broker._sessions["z"][0].inflight_in) == MAX_UNRELEASED
+        writer.write(b"".join(_packet(0x62, id_) for id_ in ids))  # PUBREL of each
+        await writer.drain()
+        pubcomps = await asyncio.wait_for(reader.readexactly(4 * sent), WAIT)
+        assert pubcomps == b"".join(b"\x70\x02" + id_ for id_ in ids)
+        writer.write(_packet(0x30, _name(SENTINEL) + b"end"))  # after the released ones, in order
+        await writer.drain()
+        topics = []
+        while (message := await watcher.deliver_message(timeout_duration=WAIT)) and message.topic != SENTINEL:
+            topics.append(message.topic)
+        assert sorted(topics) == sorted(f"load/{n}" for n in range(1, MAX_UNRELEASED + 1))
         writer.transport.abort()
 
     run(scenario, Broker)

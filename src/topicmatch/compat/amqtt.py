@@ -82,6 +82,10 @@ What it holds against clients that come and go:
   in the session's queue, would pass as that user's. Here each message carries the username
   of the connection it came on and is dropped if the session's user is another by then
   (Mosquitto checks a PUBLISH as it arrives, as its sender).
+* **A bounded backlog of unreleased messages.** amqtt holds every QoS 2 message a client
+  sends and does not release, up to 65,535 per session, and sends each a PUBREC again at every
+  CONNECT that resumes the session; here at most :data:`MAX_UNRELEASED` (1,020), a later one
+  answered with a PUBREC and dropped, as in Mosquitto.
 * **A will passes the PUBLISH check.** amqtt sends a client's will, and retains it, with no
   check at all; here a will is sent only if its client could PUBLISH it: a topic amqtt takes
   from a client (no wildcard, no leading ``$``) that the topic plugins allow (Mosquitto's
@@ -152,6 +156,8 @@ try:
     from amqtt.mqtt.constants import QOS_0, QOS_1, QOS_2
     from amqtt.mqtt.disconnect import DisconnectPacket
     from amqtt.mqtt.protocol.broker_handler import BrokerProtocolHandler
+    from amqtt.mqtt.pubcomp import PubcompPacket
+    from amqtt.mqtt.pubrec import PubrecPacket
     from amqtt.plugins.base import BaseTopicPlugin
     from amqtt.session import IncomingApplicationMessage, Session
     from amqtt.utils import gen_client_id
@@ -163,7 +169,16 @@ except ImportError as error:  # pragma: no cover - the extra's hint (tests/test_
 
 from ._amqtt_options import SHARE_POLICIES, BrokerOptions, Limits, options_of
 
-__all__ = ["MAX_QUEUED", "SHARE_POLICIES", "Broker", "BrokerOptions", "Limits", "TopicACLPlugin", "main"]
+__all__ = [
+    "MAX_QUEUED",
+    "MAX_UNRELEASED",
+    "SHARE_POLICIES",
+    "Broker",
+    "BrokerOptions",
+    "Limits",
+    "TopicACLPlugin",
+    "main",
+]
 
 _MQTT = make_dialect("mqtt")
 _FAILED = 0x80  # amqtt's SUBACK return code of a refused subscription
@@ -171,6 +186,10 @@ _CHECKS_AT_ONCE = 256  # topic-plugin checks awaited together (Broker._checked)
 #: The most messages queued for a persistent session that is away (Mosquitto's default
 #: max_queued_messages); past it, a new message for that session is dropped, as there.
 MAX_QUEUED = 1000
+#: The most QoS 2 messages a client may have sent and not yet released with a PUBREL, per
+#: session (Mosquitto's defaults: max_inflight_messages 20 and, past them, max_queued_messages
+#: 1000). Past it, a new one gets its PUBREC and is dropped, as there.
+MAX_UNRELEASED = 20 + MAX_QUEUED
 
 
 class _RetainedMessages(dict[str, RetainedApplicationMessage]):
@@ -847,9 +866,15 @@ class _Connection(BrokerProtocolHandler):  # type: ignore[misc]
         self.ended = asyncio.Event()
 
     async def handle_publish(self, publish_packet: Any) -> None:
-        """amqtt's receipt of a PUBLISH, its message a :class:`_Sent`."""
+        """amqtt's receipt of a PUBLISH, its message a :class:`_Sent`; a new QoS 2 one past
+        :data:`MAX_UNRELEASED` gets its PUBREC and is dropped (amqtt holds every one, up to
+        65,535 per session, and sends each a PUBREC again at every CONNECT that resumes it)."""
         header = publish_packet.variable_header
         if publish_packet.topic_name is None or publish_packet.data is None:
+            return
+        held = self.session.inflight_in
+        if publish_packet.qos == QOS_2 and header.packet_id not in held and len(held) >= MAX_UNRELEASED:
+            await self._send_packet(PubrecPacket.build(header.packet_id))
             return
         message = _Sent(
             self.username,
@@ -861,6 +886,15 @@ class _Connection(BrokerProtocolHandler):  # type: ignore[misc]
         )
         message.publish_packet = publish_packet
         await self._handle_message_flow(message)
+
+    async def handle_pubrel(self, pubrel: Any) -> None:
+        """amqtt's receipt of a PUBREL; one of a message the session does not hold (released
+        already, or dropped past :data:`MAX_UNRELEASED`) gets its PUBCOMP, as from Mosquitto
+        (amqtt sends none, and the client is left waiting)."""
+        if pubrel.packet_id not in self.session.inflight_in:
+            await self._send_packet(PubcompPacket.build(pubrel.packet_id))
+            return
+        await super().handle_pubrel(pubrel)
 
     def handle_read_timeout(self) -> None:
         """No packet for as long as the keep-alive allows (set on the session by
