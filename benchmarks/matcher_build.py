@@ -9,7 +9,9 @@ What a Spark worker does before it routes its first message (``Compiled`` in
 pairs. Popular patterns have many subscribers in generated (Zipf) data, and adding k
 subscribers to one pattern one by one replaces its frozenset k times: O(k^2).
 Both variants alternated in every round, the collector run before each, the collector paused
-during each build as the worker pauses it; medians.
+during each build as the worker pauses it; medians. Then one more ``subscribe_many`` build
+under ``tracemalloc``, for the memory the matcher holds (its Python allocations, the pairs'
+strings not counted: they exist before it): bytes, which the machine's load does not change.
 
 Figures: docs/pipeline.md (a worker's build).
 """
@@ -20,6 +22,7 @@ import gc
 import statistics
 import sys
 import time
+import tracemalloc
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -65,6 +68,13 @@ def main() -> None:
         median = statistics.median(runs)
         rounded = [round(t, 2) for t in runs]
         print(f"{name:15s} {median:7.2f} s  ({median / base:5.1f}x subscribe_many)  runs {rounded}")
+    gc.collect()
+    tracemalloc.start()
+    m = Matcher("default", table.dialect, pedantic=table.pedantic, cache_size=0)
+    many(m)
+    held = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    print(f"memory held  {held / 2**20:7.0f} MiB  ({held / len(pairs):,.0f} bytes a pair, tracemalloc)")
 
 
 if __name__ == "__main__":

@@ -798,27 +798,37 @@ def test_a_client_holds_at_most_max_unreleased_qos2_messages_unreleased() -> Non
     PUBCOMP, as by Mosquitto. The ones held are delivered once released."""
     sent = MAX_UNRELEASED + 5
 
+    def acks(kind: int, data: bytes) -> list[bytes]:  # the packet ids of 4-byte acks, in any order
+        assert all(data[i : i + 2] == bytes([kind, 2]) for i in range(0, len(data), 4))
+        return sorted(data[i + 2 : i + 4] for i in range(0, len(data), 4))
+
     async def scenario(broker: Broker, connect: Callable[..., Awaitable[MQTTClient]]) -> None:
         watcher = await connect("watch")
         assert await watcher.subscribe([("load/#", QOS_1), (SENTINEL, QOS_1)]) == [1, 1]
         connack, reader, writer = await _raw_connect(_port(broker), "z", "u", "zz/w")
-        assert connack == b"\x20\x02\x00\x00"
-        ids = [n.to_bytes(2, "big") for n in range(1, sent + 1)]
-        writer.write(b"".join(_packet(0x34, _name(f"load/{n}") + id_ + b"x") for n, id_ in enumerate(ids, 1)))
-        await writer.drain()
-        pubrecs = await asyncio.wait_for(reader.readexactly(4 * sent), WAIT)
-        assert pubrecs == b"".join(b"\x50\x02" + id_ for id_ in ids)  # every one answered
-        assert len(broker._sessions["z"][0].inflight_in) == MAX_UNRELEASED
-        writer.write(b"".join(_packet(0x62, id_) for id_ in ids))  # PUBREL of each
-        await writer.drain()
-        pubcomps = await asyncio.wait_for(reader.readexactly(4 * sent), WAIT)
-        assert pubcomps == b"".join(b"\x70\x02" + id_ for id_ in ids)
-        writer.write(_packet(0x30, _name(SENTINEL) + b"end"))  # after the released ones, in order
-        await writer.drain()
-        topics = []
-        while (message := await watcher.deliver_message(timeout_duration=WAIT)) and message.topic != SENTINEL:
-            topics.append(message.topic)
-        assert sorted(topics) == sorted(f"load/{n}" for n in range(1, MAX_UNRELEASED + 1))
-        writer.transport.abort()
+        try:
+            assert connack == b"\x20\x02\x00\x00"
+            ids = [n.to_bytes(2, "big") for n in range(1, sent + 1)]
+            writer.write(
+                b"".join(_packet(0x34, _name(f"load/{n}") + id_ + b"x") for n, id_ in enumerate(ids, 1))
+            )
+            await writer.drain()
+            pubrecs = await asyncio.wait_for(reader.readexactly(4 * sent), WAIT)
+            assert acks(0x50, pubrecs) == ids  # every one answered
+            assert len(broker._sessions["z"][0].inflight_in) == MAX_UNRELEASED
+            writer.write(b"".join(_packet(0x62, id_) for id_ in ids))  # PUBREL of each
+            await writer.drain()
+            pubcomps = await asyncio.wait_for(reader.readexactly(4 * sent), WAIT)
+            assert acks(0x70, pubcomps) == ids
+            writer.write(_packet(0x30, _name(SENTINEL) + b"end"))  # after the released ones, in order
+            await writer.drain()
+            topics = []
+            while (
+                message := await watcher.deliver_message(timeout_duration=WAIT)
+            ) and message.topic != SENTINEL:
+                topics.append(message.topic)
+            assert sorted(topics) == sorted(f"load/{n}" for n in range(1, MAX_UNRELEASED + 1))
+        finally:
+            writer.transport.abort()
 
     run(scenario, Broker)
