@@ -225,12 +225,15 @@ plugins:
 
 
 def serve(config: Path, port: int) -> subprocess.Popen[str]:
-    """``python -m topicmatch.compat.amqtt -c config``, once it accepts connections on ``port``."""
+    """``python -m topicmatch.compat.amqtt -c config``, once it accepts connections on ``port``;
+    with Ctrl-C's default action, as in a terminal, even where this process ignores it (a job
+    started in the background by a shell without job control: it would wait and be killed)."""
     process = subprocess.Popen(
         [sys.executable, "-m", "topicmatch.compat.amqtt", "-c", str(config)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509 - one call, no lock
     )
     deadline = time.monotonic() + WAIT * 6
     while True:
