@@ -38,7 +38,7 @@ for arg in "$@"; do
 done
 
 is_installed() {
-    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'
+    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep '^install ok installed$' > /dev/null  # no -q: see below
 }
 
 installed_java() {
@@ -55,7 +55,9 @@ installed_java() {
 available_java() {
     local pkg
     for pkg in "${JAVA_CANDIDATES[@]}"; do
-        if apt-cache policy "$pkg" 2>/dev/null | grep -q '^ *Candidate: [^(]'; then
+        # grep reads to the end (no -q): stopping at the candidate line would end apt-cache
+        # with SIGPIPE, and pipefail would take it for "no candidate" (Debian 13 does).
+        if apt-cache policy "$pkg" 2>/dev/null | grep '^ *Candidate: [^(]' > /dev/null; then
             echo "$pkg"
             return 0
         fi

@@ -32,11 +32,15 @@ def _plan(tmp_path: Path, release: str, installed: list[str], *options: str) -> 
     archive = _archive(release)
     bin_ = tmp_path / "bin"
     bin_.mkdir()
-    policy = "\n".join(f"  {pkg}) echo '  Candidate: {version}' ;;" for pkg, version in archive.items())
+    # apt-cache's own layout, its version table after the candidate: long here (1 MB, past any
+    # pipe's buffer), so that a reader that stops at the candidate line (grep -q) ends it with
+    # SIGPIPE, as Debian 13's apt-cache is ended, every time.
+    policy = "\n".join(f"  {pkg}) version='{version}' ;;" for pkg, version in archive.items())
     (bin_ / "apt-cache").write_text(
-        '#!/bin/sh\n[ "$1" = policy ] || exit 1\ncase "$2" in\n'
+        '#!/bin/sh\n[ "$1" = policy ] || exit 1\nversion="(none)"\ncase "$2" in\n'
         + policy
-        + '\n  *) echo "  Candidate: (none)" ;;\nesac\n'
+        + '\nesac\nprintf "%s:\\n  Installed: (none)\\n  Candidate: %s\\n  Version table:\\n" "$2" "$version"\n'
+        + 'yes "     $version 500" | head -c 1000000\n'
     )
     (bin_ / "dpkg-query").write_text(
         '#!/bin/sh\ncase "$3" in\n'
