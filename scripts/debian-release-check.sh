@@ -48,6 +48,10 @@ for fs in proc sys dev dev/pts; do
     fi
 done
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# The host's own certificate authorities (a proxy's on a company network, say), which its pip
+# and apt trust: the chroot's bundle gets them in the prerequisites step (update-ca-certificates).
+mkdir -p "$root/usr/local/share/ca-certificates"
+cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/" 2>/dev/null || true
 
 rm -rf "$root/root/topicmatch"
 mkdir -p "$root/root/topicmatch"
@@ -60,6 +64,7 @@ step() {  # step NAME COMMAND...: run COMMAND in the chroot, in the copy; one li
     start=$(date +%s)
     echo "== $name: $*" >> "$log"
     chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
+        PIP_CERT=/etc/ssl/certs/ca-certificates.crt \
         /bin/bash -c "cd /root/topicmatch && $*" >> "$log" 2>&1
     rc=$?
     printf '%-24s %s  %4d s\n' "$name" "$([ $rc = 0 ] && echo ok || echo "FAILED ($rc)")" $(($(date +%s) - start))
@@ -67,7 +72,7 @@ step() {  # step NAME COMMAND...: run COMMAND in the chroot, in the copy; one li
 }
 
 echo "$(. "$root/etc/os-release" && echo "$PRETTY_NAME"), commit $(git -C "$here" log -1 --format=%h)"
-step prerequisites "apt-get update -q && apt-get install -y -q python3 python3-venv python3-dev gcc make git" &&
+step prerequisites "apt-get update -q && apt-get install -y -q python3 python3-venv python3-dev gcc make git ca-certificates && update-ca-certificates" &&
     step install-brokers "bash scripts/install-brokers.sh" &&
     step "make venv" "make venv" &&
     step "spark tests" ".venv/bin/python -m pytest -q -m \"spark and not cluster\" tests/spark" &&
