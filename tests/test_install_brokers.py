@@ -39,7 +39,8 @@ def _plan(tmp_path: Path, release: str, installed: list[str], *options: str) -> 
     (bin_ / "apt-cache").write_text(
         '#!/bin/sh\n[ "$1" = policy ] || exit 1\nversion="(none)"\ncase "$2" in\n'
         + policy
-        + '\nesac\nprintf "%s:\\n  Installed: (none)\\n  Candidate: %s\\n  Version table:\\n" "$2" "$version"\n'
+        + "\nesac\n"
+        + 'printf "%s:\\n  Installed: (none)\\n  Candidate: %s\\n  Version table:\\n" "$2" "$version"\n'
         + 'yes "     $version 500" | head -c 1000000\n'
     )
     (bin_ / "dpkg-query").write_text(
