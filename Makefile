@@ -46,10 +46,12 @@ java:  ## install the Java Spark needs from Debian (17 on Debian 12, 21 on 13; n
 compiler:  ## check first what the compiled core needs (gcc, the Python headers), each missing piece with its fix
 	@bash scripts/check-prerequisites.sh $(PYTHON) compiler
 
-# What `make demo` writes (and `make clean` removes), and the log of the brokers' install.
+# What `make demo` writes (and `make clean` removes), the log of the brokers' install, and the
+# logs of make test's runs (scripts/test-builds.sh).
 DEMO := out/demo
 DEMO_OUTPUTS := $(DEMO)/data $(DEMO)/routed
 BROKERS_LOG := out/install-brokers.log
+TEST_LOGS := out/test
 
 demo: venv java  ## the main job, local mode: generate 1,000,000 messages and 10,000 subscriptions, route them on Spark
 	$(VENV)/bin/topicmatch generate --messages 1000000 --subscriptions 10000 --invalid-fraction 0.0001 --out $(DEMO)/data
@@ -61,13 +63,15 @@ check: venv  ## lint (ruff), format check and strict typing (mypy)
 	$(VENV)/bin/ruff format --check src latency/src latency/tests tests benchmarks setup.py conftest.py
 	$(VENV)/bin/mypy
 
-# Every run happens even when one before it fails; the last lines say how each build and each
+# Two queues at once (scripts/test-builds.sh: the compiled build's Spark and harness tests, then
+# the pure build; the compiled build's other tests, then the other CPythons), each run's output in
+# out/test/; every run happens even when one before it fails; the last lines say how each build and each
 # other CPython did (`make test: compiled build: passed`, `make test: pure build: FAILED (exit 1)`,
 # `make test: CPython 3.12.1 (compiled, .venv-3.12): passed (install 0 s, tests 95 s)`,
 # `make test: CPython 3.14: not found (skipped; ...)`).
-test: compiler venv brokers check  ## the whole suite on the compiled core, the library's tests on the pure one, then the fast tests compiled on each other CPython found
+test: compiler venv brokers check  ## the whole suite on the compiled core, the library's tests on the pure one, the fast tests compiled on each other CPython found; two runs at a time
 	@$(PY) -c 'import sys, topicmatch; sys.exit(topicmatch.BUILD != "compiled" and 		"the compiled core does not run here (not compiled, or TOPICMATCH_PURE set): make test needs gcc and the Python headers (docs/compiled.md)")'
-	@bash scripts/test-builds.sh $(PY) $(PURE_TESTS) -- $(TEST_PYTHONS)
+	@TEST_LOGS=$(TEST_LOGS) bash scripts/test-builds.sh $(PY) $(PURE_TESTS) -- $(TEST_PYTHONS)
 
 test-fast: venv  ## the library alone, in about 2 minutes: no brokers, Spark, latency runs or slow smoke tests
 	$(PY) -m pytest $(FAST_TESTS)
@@ -85,8 +89,8 @@ format: venv  ## reformat the code
 	$(VENV)/bin/ruff format src latency/src latency/tests tests benchmarks setup.py conftest.py
 	$(VENV)/bin/ruff check --fix src latency/src latency/tests tests benchmarks setup.py conftest.py
 
-clean:  ## remove what the targets wrote: the demo's data and output, the venvs, caches, the install log, the core compiled in place
-	rm -rf $(DEMO_OUTPUTS) $(BROKERS_LOG)
+clean:  ## remove what the targets wrote: the demo's data and output, the venvs, caches, the install and test logs, the core compiled in place
+	rm -rf $(DEMO_OUTPUTS) $(BROKERS_LOG) $(TEST_LOGS)
 	rmdir $(DEMO) out 2>/dev/null || true
 	rm -rf $(VENV) .venv-3.* .pytest_cache .mypy_cache .ruff_cache .hypothesis build latency/build src/*.egg-info latency/src/*.egg-info
 	rm -f src/*.so src/topicmatch/*.so src/topicmatch/_compiled.json
