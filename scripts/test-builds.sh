@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make test`'s runs, in two queues at once: the Spark and harness tests spend much of their time
-# waiting for JVMs and brokers to start, which the other queue's tests fill (on 2 cores, quiet:
-# about 13 minutes for the whole, where one queue took 23).
+# waiting for JVMs and brokers, which the other queue's tests fill (on 2 cores, quiet: about 13
+# minutes for the whole, where one run after another took 18).
 #   queue 1: the compiled build's Spark and harness tests (-m "spark or latency or cluster"),
 #            then the library's tests on the pure build (TOPICMATCH_PURE=1, PURE ARGUMENTS);
 #   queue 2: the compiled build's other tests (the complement: the two halves are the whole
