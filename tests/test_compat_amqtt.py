@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -832,3 +833,55 @@ def test_a_client_holds_at_most_max_unreleased_qos2_messages_unreleased() -> Non
             writer.transport.abort()
 
     run(scenario, Broker)
+
+
+def _reads_nothing(broker: Broker, client_id: str, writer: asyncio.StreamWriter) -> None:
+    """The raw client of ``writer`` (client id ``client_id``) reads nothing more, and the
+    broker's socket to it buffers little: what the broker sends it next soon waits for the
+    socket (amqtt's writes block)."""
+    transport = writer.transport
+    assert isinstance(transport, asyncio.Transport)
+    transport.pause_reading()
+    handler = broker._sessions[client_id][1]
+    handler.writer._writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+
+
+@pytest.mark.parametrize(("username", "resent"), [("bob", False), ("alice", True)])
+def test_a_resumed_session_is_sent_again_only_the_messages_in_flight_its_new_user_may_read(
+    tmp_path: Path, username: str, resent: bool
+) -> None:
+    """amqtt sends a session's messages in flight (its inflight_out: a PUBLISH not yet
+    acknowledged, or still waiting for the socket) again, unchecked, to the connection that
+    resumes the session: alice's connection dropped while the broker's writes to her waited,
+    and bob, resuming her session, was sent her secret messages. Here each passes the RECEIVE
+    check for the new username first (Mosquitto's connection_check_acl drops them from its
+    inflight messages); alice herself gets them again."""
+    acl = tmp_path / "acl"
+    acl.write_text(
+        "user pub\ntopic write #\nuser alice\ntopic read secret/#\ntopic read zz/#\n"
+        "user bob\ntopic read zz/#\n"
+    )
+
+    async def scenario(broker: Broker, connect: Callable[..., Awaitable[MQTTClient]]) -> None:
+        connack, reader, writer = await _raw_connect(_port(broker), "c", "alice", "zz/w", clean=False)
+        assert connack == b"\x20\x02\x00\x00"
+        filters = _name("secret/#") + b"\x01" + _name(SENTINEL) + b"\x01"
+        writer.write(_packet(0x82, (1).to_bytes(2, "big") + filters))  # SUBSCRIBE
+        await writer.drain()
+        assert await asyncio.wait_for(reader.readexactly(6), WAIT) == b"\x90\x04\x00\x01\x01\x01"
+        session = broker._sessions["c"][0]
+        _reads_nothing(broker, "c", writer)
+        pub = await connect("pub", username="pub")
+        for n in range(20):
+            await pub.publish(f"secret/{n}", b"s" * 65536, qos=QOS_1)
+        writer.transport.abort()  # alice's connection drops, the broker's writes to her waiting
+        await _until(lambda: session.transitions.state == "disconnected")
+        in_flight = [message.topic for message in session.inflight_out.values()]
+        assert in_flight  # what amqtt sends again to the next connection of the session
+        client = await connect("c", username=username, clean=False)
+        assert await received_until_sentinel(client, pub) == (in_flight if resent else [])
+
+    # Not anonymous: amqtt queues nothing for an anonymous session that is away.
+    authentication = {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": False}}
+    acl_plugin = {"topicmatch.compat.amqtt.TopicACLPlugin": {"acl_file": str(acl)}}
+    run(scenario, Broker, {**authentication, **acl_plugin})

@@ -92,8 +92,9 @@ What it holds against clients that come and go:
   ``context__send_will``: the will's WRITE check).
 * **A resumed session gets only what its new user may read.** amqtt gives a persistent session
   the username of the CONNECT that resumes it, then sends the messages queued while it was
-  away unchecked; here each passes the RECEIVE check for that username first, and the others
-  are dropped (Mosquitto's ``connection_check_acl``).
+  away, and those still in flight (not acknowledged, or waiting for the socket when the last
+  connection ended), unchecked; here each passes the RECEIVE check for that username first,
+  and the others are dropped (Mosquitto's ``connection_check_acl``).
 * **Nothing is kept of a departed client.** Wherever amqtt ends a session (a clean session's
   CONNECT replacing the old one, its session monitor ending a disconnected clean or anonymous
   session or an expired one, shutdown), and whenever a client unsubscribes, its entries go:
@@ -431,7 +432,9 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         server: Any,
         listener_name: str,
     ) -> None:
-        """amqtt 0.12's life of one connection, with three changes. On connecting, the retained
+        """amqtt 0.12's life of one connection, with four changes. On connecting, the messages
+        in flight that the session's user may not read are dropped before amqtt sends them
+        again (:meth:`_drop_unreadable_in_flight`), and the retained
         messages of the session's own subscriptions are sent, where amqtt walks every filter
         of the broker and awaits once for each (87 ms per CONNECT at 100,000 filters; here
         O(the session's subscriptions)). A connection whose message loop stops while it is
@@ -464,6 +467,7 @@ class Broker(AmqttBroker):  # type: ignore[misc]
             await self.plugins_manager.fire_event(
                 BrokerEvents.CLIENT_CONNECTED, client_id=client, client_session=client_session
             )
+            await self._drop_unreadable_in_flight(client_session)  # before start() sends them again
             await handler.start()
             await self._publish_session_retained_messages(client_session)
             routed = self._session_of.get(client) is client_session
@@ -561,6 +565,23 @@ class Broker(AmqttBroker):  # type: ignore[misc]
             for message in [*kept, *later]:
                 queue.put_nowait(message)
         await super()._publish_session_retained_messages(session)
+
+    async def _drop_unreadable_in_flight(self, session: Session) -> None:
+        """The messages amqtt is still sending to ``session`` (its ``inflight_out``: a PUBLISH
+        not acknowledged yet, or still waiting for the socket when the last connection ended),
+        which amqtt's handler sends again, unchecked, to the connection that resumes the
+        session: each must first pass the RECEIVE check for the session's current username (a
+        CONNECT that resumes the session may bring another), and the others are dropped, as
+        Mosquitto's ``connection_check_acl`` drops them from its inflight messages. O(the
+        messages in flight) checks, at most 65,535 (amqtt's packet ids)."""
+        held = session.inflight_out
+        pending = list(held.items())
+        if not pending:
+            return
+        allowed = await self._checked([(session, message.topic) for _id, message in pending], Action.RECEIVE)
+        for (packet_id, message), ok in zip(pending, allowed, strict=True):
+            if not ok and held.get(packet_id) is message:  # not one sent meanwhile
+                del held[packet_id]
 
     async def _stop_handler(self, handler: Any) -> None:
         """amqtt's stop of a connection's handler, and then its socket closed in any case.
