@@ -19,8 +19,9 @@ import pytest
 from amqtt.broker import Broker as AmqttBroker
 from amqtt.broker import RetainedApplicationMessage
 from amqtt.client import MQTTClient
+from amqtt.contexts import Action
 from amqtt.mqtt.constants import QOS_0, QOS_1
-from amqtt.plugins.base import BaseAuthPlugin
+from amqtt.plugins.base import BaseAuthPlugin, BaseTopicPlugin
 
 from tests.brokers.mqtt_clients import free_port
 from topicmatch.compat.amqtt import MAX_QUEUED, MAX_UNRELEASED, Broker
@@ -885,3 +886,47 @@ def test_a_resumed_session_is_sent_again_only_the_messages_in_flight_its_new_use
     authentication = {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": False}}
     acl_plugin = {"topicmatch.compat.amqtt.TopicACLPlugin": {"acl_file": str(acl)}}
     run(scenario, Broker, {**authentication, **acl_plugin})
+
+
+class GatedReceive(BaseTopicPlugin):  # type: ignore[misc]
+    """A topic plugin that lets only alice receive ``secret/`` topics, and answers alice's
+    check of one only once ``gate`` is set: a slow check (a plugin asking a server), during
+    which a CONNECT comes."""
+
+    gate: ClassVar[asyncio.Event]
+    arrived: ClassVar[asyncio.Event]
+
+    async def topic_filtering(
+        self, *, session: Any = None, topic: str | None = None, action: Action | None = None
+    ) -> bool:
+        if action != Action.RECEIVE or topic is None or not topic.startswith("secret/"):
+            return True
+        user = session.username
+        if user == "alice":
+            self.arrived.set()
+            await self.gate.wait()
+        return bool(user == "alice")
+
+
+def test_a_receive_check_answers_for_the_user_it_asked_about() -> None:
+    """A message's RECEIVE checks are awaited before it is sent: a CONNECT that resumed alice's
+    session as bob while alice's check was pending got the message alice may read, on bob's
+    connection. Here a recipient whose session changed user while its check awaited is skipped
+    (Mosquitto checks and sends in one step)."""
+
+    async def scenario(broker: Broker, connect: Callable[..., Awaitable[MQTTClient]]) -> None:
+        GatedReceive.gate, GatedReceive.arrived = asyncio.Event(), asyncio.Event()
+        assert broker._receive_checks
+        alice = await connect("c", username="alice", clean=False)
+        assert await alice.subscribe([("secret/#", QOS_1), (SENTINEL, QOS_1)]) == [1, 1]
+        await alice.disconnect()
+        pub = await connect("pub", username="pub")
+        await pub.publish("secret/plan", b"", qos=QOS_1)
+        await asyncio.wait_for(GatedReceive.arrived.wait(), WAIT)  # checked as alice's
+        bob = await connect("c", username="bob", clean=False)  # alice's session, bob's account
+        GatedReceive.gate.set()
+        assert await received_until_sentinel(bob, pub) == []
+
+    # Not anonymous: amqtt queues nothing for an anonymous session that is away.
+    authentication = {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": False}}
+    run(scenario, Broker, {**authentication, "tests.test_compat_amqtt.GatedReceive": {}})

@@ -55,9 +55,10 @@ What it holds against clients that come and go:
 * **Churn during a broadcast.** A message's recipients are planned (one lookup) before the
   first await, and their topic plugins' RECEIVE checks are awaited together: a client that
   subscribes, unsubscribes or leaves meanwhile changes no other delivery, and one whose
-  subscription ended meanwhile is skipped. (amqtt's own loop awaits inside its walk of the
-  subscriptions, and stops half-way when they change under it: the message is lost for
-  every subscriber after that point.)
+  subscription ended meanwhile is skipped, as is one whose session a CONNECT resumed under
+  another username meanwhile (the check answered for the one before). (amqtt's own loop
+  awaits inside its walk of the subscriptions, and stops half-way when they change under it:
+  the message is lost for every subscriber after that point.)
 * **Retained messages pass the RECEIVE check.** A SUBSCRIBE's retained messages are checked
   as a live message is, before any is sent.
 * **A CONNECT is authenticated before it touches anything.** amqtt deletes the session of
@@ -730,11 +731,12 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         or leave while the deliveries await the topic plugins change no other delivery. Their
         RECEIVE checks run together (:meth:`_checked`; none when the planner applies the ACL
         plugin's rules); a recipient whose subscription ended meanwhile is skipped
-        (:meth:`_deliver`). The publisher is the client whose session the message comes with
-        (its PUBLISH, or its will: Mosquitto's rule), None for a message of the broker or a
-        plugin. A copy has the lower of the message's QoS (its PUBLISH's or its will's) and
-        its subscription's (MQTT 3.1.1, 3.8.4); a message without one (the broker's or a
-        plugin's) the subscription's."""
+        (:meth:`_deliver`), and so is one whose session a CONNECT resumed under another
+        username meanwhile (its check answered for the username before). The publisher is
+        the client whose session the message comes with (its PUBLISH, or its will: Mosquitto's
+        rule), None for a message of the broker or a plugin. A copy has the lower of the
+        message's QoS (its PUBLISH's or its will's) and its subscription's (MQTT 3.1.1, 3.8.4);
+        a message without one (the broker's or a plugin's) the subscription's."""
         broadcast = await self._broadcast_queue.get()
         topic = broadcast["topic"]
         source = broadcast.get("session")
@@ -751,9 +753,16 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         session_of = self._session_of
         recipients = [(d.client, d.copies[0], session_of[d.client]) for d in deliveries]
         if self._receive_checks:
+            users = [session.username for _client, _copy, session in recipients]
             allowed = await self._checked(
                 [(session, topic) for _client, _copy, session in recipients], Action.RECEIVE
             )
+            # Each answer is for the username the session had when it was asked: a CONNECT that
+            # resumed the session under another one while the checks awaited does not get it.
+            allowed = [
+                ok and session.username == user
+                for ok, user, (_client, _copy, session) in zip(allowed, users, recipients, strict=True)
+            ]
         else:
             allowed = [True] * len(recipients)
         for (client, copy, session), ok in zip(recipients, allowed, strict=True):
