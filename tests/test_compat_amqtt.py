@@ -843,6 +843,7 @@ def _reads_nothing(broker: Broker, client_id: str, writer: asyncio.StreamWriter)
     transport = writer.transport
     assert isinstance(transport, asyncio.Transport)
     transport.pause_reading()
+    transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     handler = broker._sessions[client_id][1]
     handler.writer._writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
 
@@ -930,3 +931,58 @@ def test_a_receive_check_answers_for_the_user_it_asked_about() -> None:
     # Not anonymous: amqtt queues nothing for an anonymous session that is away.
     authentication = {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": False}}
     run(scenario, Broker, {**authentication, "tests.test_compat_amqtt.GatedReceive": {}})
+
+
+async def _stop_reading_under_load(
+    broker: Broker, connect: Callable[..., Awaitable[MQTTClient]], client_id: str, **options: Any
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A raw client (``_raw_connect``'s, with ``options``) subscribed to ``load/#`` that stops
+    reading, and messages for it enough that the broker's writes to it wait for the socket."""
+    will = f"wills/{client_id}"
+    connack, reader, writer = await _raw_connect(_port(broker), client_id, "u", will, **options)
+    assert connack[3] == 0
+    writer.write(_packet(0x82, (1).to_bytes(2, "big") + _name("load/#") + b"\x00"))  # SUBSCRIBE
+    await writer.drain()
+    assert await asyncio.wait_for(reader.readexactly(5), WAIT) == b"\x90\x03\x00\x01\x00"
+    _reads_nothing(broker, client_id, writer)
+    pub = await connect(f"pub-{client_id}")
+    for n in range(10):
+        await pub.publish(f"load/{n}", b"s" * 65536, qos=QOS_0)
+    transport = broker._sessions[client_id][1].writer._writer.transport
+    await _until(lambda: transport.get_write_buffer_size() > 65536)  # its writes wait (drain)
+    return reader, writer
+
+
+def test_a_client_that_reads_nothing_is_disconnected_by_its_keep_alive() -> None:
+    """A client silent for one and a half keep-alives is closed, and its will sent, even when
+    it reads nothing of what the broker sends it. amqtt's close first waits until the client
+    has read all that is queued for it: such a client kept its connection, its session and its
+    will for ever. Here the socket is closed at once, what is unsent dropped (Mosquitto closes
+    it)."""
+
+    async def scenario(broker: Broker, connect: Callable[..., Awaitable[MQTTClient]]) -> None:
+        watcher = await connect("watch")
+        assert await watcher.subscribe([("wills/#", QOS_1)]) == [QOS_1]
+        _, writer = await _stop_reading_under_load(broker, connect, "idle", keep_alive=1)
+        will = await watcher.deliver_message(timeout_duration=WAIT)
+        assert will is not None
+        assert will.topic == "wills/idle"
+        writer.transport.abort()
+
+    run(scenario, Broker)
+
+
+def test_a_connect_that_takes_over_a_connection_that_reads_nothing_closes_its_socket() -> None:
+    """A CONNECT of a client id whose connection reads nothing closes that connection's socket.
+    amqtt's close waits until the client has read all that is queued for it: the old socket,
+    and the broker's writes to it waiting, stayed for as long as the client kept it open."""
+
+    async def scenario(broker: Broker, connect: Callable[..., Awaitable[MQTTClient]]) -> None:
+        _, writer = await _stop_reading_under_load(broker, connect, "dev", clean=False)
+        old = broker._sessions["dev"][1].writer._writer.get_extra_info("socket")
+        await connect("dev", username="u", clean=False)
+        assert broker._sessions["dev"][0].transitions.state == "connected"
+        await _until(lambda: old.fileno() == -1)  # closed by the broker
+        writer.transport.abort()
+
+    run(scenario, Broker)

@@ -418,7 +418,10 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         still running. (amqtt takes over only a connection whose session the CONNECT resumes,
         after it has given the session the new username and will, and then ends the new
         connection too; it leaves the old connection of a clean session open, still acting for
-        the client id.)"""
+        the client id.) Its socket is closed at once (:meth:`_Connection.abort`): amqtt's
+        close waits until the client has read all that is queued for it."""
+        if isinstance(handler, _Connection):
+            handler.abort()
         await handler.handle_connection_closed()
         await handler.stop()
         if isinstance(handler, _Connection):
@@ -928,10 +931,20 @@ class _Connection(BrokerProtocolHandler):  # type: ignore[misc]
 
     def handle_read_timeout(self) -> None:
         """No packet for as long as the keep-alive allows (set on the session by
-        :meth:`Broker._initialize_client_session`): the connection is closed, as Mosquitto
-        closes it, and ends as one the client dropped (its will sent, if it may be). amqtt's
-        handler logs it and waits on for ever."""
-        if self.writer is not None:
+        :meth:`Broker._initialize_client_session`): the connection is closed (:meth:`abort`),
+        as Mosquitto closes it, and ends as one the client dropped (its will sent, if it may
+        be). amqtt's handler logs it and waits on for ever."""
+        self.abort()
+
+    def abort(self) -> None:
+        """Close the connection's socket now, what is still unsent dropped, as Mosquitto closes
+        a client's socket. amqtt's close first waits until the client has read all that is
+        queued for it (its writer's drain, without a bound): for ever for a client that reads
+        nothing, its socket, its session marked connected and the broker's writes to it kept."""
+        stream = getattr(self.writer, "_writer", None)
+        if isinstance(stream, asyncio.StreamWriter):
+            stream.transport.abort()
+        elif self.writer is not None:  # a websocket: its library bounds its own close
             self._closed = asyncio.ensure_future(self.writer.close())
 
 
