@@ -986,3 +986,26 @@ def test_a_connect_that_takes_over_a_connection_that_reads_nothing_closes_its_so
         writer.transport.abort()
 
     run(scenario, Broker)
+
+
+def test_a_client_that_stops_in_the_middle_of_a_packet_is_disconnected_by_its_keep_alive() -> None:
+    """amqtt times the keep-alive on the wait for a packet's first bytes only, then waits for
+    the rest of the packet for ever: a client that sent the start of a PUBLISH and nothing more
+    (its link lost in the middle of a large one) kept its connection and its session, its will
+    never sent. Here a packet's next bytes are waited for as long as the keep-alive allows
+    between packets, as Mosquitto (it closes a client that sends nothing for that long)."""
+
+    async def scenario(broker: Broker, connect: Callable[..., Awaitable[MQTTClient]]) -> None:
+        watcher = await connect("watch")
+        assert await watcher.subscribe([("wills/#", QOS_1)]) == [QOS_1]
+        connack, reader, writer = await _raw_connect(_port(broker), "stall", "u", "wills/stall", keep_alive=1)
+        assert connack == b"\x20\x02\x00\x00"
+        writer.write(bytes([0x30, 0xC8, 0x01]) + _name("stall/x") + b"start")  # 200 bytes announced
+        await writer.drain()
+        assert await asyncio.wait_for(reader.read(), WAIT) == b""  # closed by the broker
+        will = await watcher.deliver_message(timeout_duration=WAIT)
+        assert will is not None
+        assert will.topic == "wills/stall"
+        writer.transport.abort()
+
+    run(scenario, Broker)

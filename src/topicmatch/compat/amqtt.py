@@ -150,6 +150,7 @@ from topicmatch import (
 from ..support.extras import install_hint
 
 try:
+    from amqtt.adapters import ReaderAdapter
     from amqtt.broker import Broker as AmqttBroker
     from amqtt.broker import RetainedApplicationMessage
     from amqtt.contexts import Action, BaseContext
@@ -898,6 +899,13 @@ class _Connection(BrokerProtocolHandler):  # type: ignore[misc]
         self.running = asyncio.Event()
         self.ended = asyncio.Event()
 
+    def attach(self, session: Session, reader: Any, writer: Any) -> None:
+        """amqtt's attach, the reader timed by the session's keep-alive (:class:`_Paced`):
+        amqtt times only the wait for a packet's first bytes."""
+        super().attach(session, reader, writer)
+        if self.keepalive_timeout is not None:
+            self.reader = _Paced(reader, self.keepalive_timeout)
+
     async def handle_publish(self, publish_packet: Any) -> None:
         """amqtt's receipt of a PUBLISH, its message a :class:`_Sent`; a new QoS 2 one past
         :data:`MAX_UNRELEASED` gets its PUBREC and is dropped (amqtt holds every one, up to
@@ -946,6 +954,43 @@ class _Connection(BrokerProtocolHandler):  # type: ignore[misc]
             stream.transport.abort()
         elif self.writer is not None:  # a websocket: its library bounds its own close
             self._closed = asyncio.ensure_future(self.writer.close())
+
+
+class _Paced(ReaderAdapter):  # type: ignore[misc]
+    """A connection's reader whose read raises :class:`TimeoutError` once ``wait`` seconds (its
+    keep-alive's time) pass with no byte of it arriving: the rest of a packet is waited for as
+    long as a packet is (Mosquitto closes a client that sends nothing for that long; amqtt
+    waited for the rest of a packet for ever). The connection's handler takes the timeout as
+    it takes a keep-alive's (:meth:`_Connection.handle_read_timeout`). A read whose bytes are
+    there already (the stream's buffer, where readable) sets no timer; on a websocket, where
+    no stream is, each read is timed whole."""
+
+    def __init__(self, reader: Any, wait: float) -> None:
+        self._reader, self._wait = reader, wait
+        stream = getattr(reader, "_reader", None)  # amqtt's StreamReaderAdapter's stream
+        self._stream = stream if isinstance(stream, asyncio.StreamReader) else None
+
+    async def read(self, n: int = -1) -> bytes:
+        stream = self._stream
+        if stream is None or n < 0:
+            async with asyncio.timeout(self._wait):
+                data: bytes = await self._reader.read(n)
+            return data
+        if len(getattr(stream, "_buffer", b"")) >= n:
+            return await stream.readexactly(n)
+        parts: list[bytes] = []
+        left = n
+        while left > 0:
+            async with asyncio.timeout(self._wait):
+                chunk = await stream.read(left)
+            if not chunk:
+                raise asyncio.IncompleteReadError(b"".join(parts), n)
+            parts.append(chunk)
+            left -= len(chunk)
+        return b"".join(parts)
+
+    def feed_eof(self) -> None:
+        self._reader.feed_eof()
 
 
 class TopicACLPlugin(BaseTopicPlugin):  # type: ignore[misc]
