@@ -24,7 +24,7 @@ from amqtt.mqtt.constants import QOS_0, QOS_1
 from amqtt.plugins.base import BaseAuthPlugin, BaseTopicPlugin
 
 from tests.brokers.mqtt_clients import free_port
-from topicmatch.compat.amqtt import MAX_QUEUED, MAX_UNRELEASED, Broker
+from topicmatch.compat.amqtt import MAX_QUEUED, MAX_SENDING, MAX_UNRELEASED, Broker
 
 WAIT = 10.0
 SENTINEL = "zz/sentinel"
@@ -1006,6 +1006,28 @@ def test_a_client_that_stops_in_the_middle_of_a_packet_is_disconnected_by_its_ke
         will = await watcher.deliver_message(timeout_duration=WAIT)
         assert will is not None
         assert will.topic == "wills/stall"
+        writer.transport.abort()
+
+    run(scenario, Broker)
+
+
+def test_a_client_that_reads_nothing_is_sent_at_most_max_sending_messages_at_once() -> None:
+    """amqtt starts a write of every message for a connected client at once, each then waiting
+    for its socket while the client reads nothing: one waiting write, holding its message, per
+    message, for as long as the client keeps its connection (for ever with no keep-alive, or
+    pinging), the broker's memory growing with every message it subscribed to. Here at most
+    MAX_SENDING messages are being sent to a client at once, later ones dropped, as Mosquitto
+    drops them (max_inflight_messages plus max_queued_messages)."""
+
+    async def scenario(broker: Broker, connect: Callable[..., Awaitable[MQTTClient]]) -> None:
+        _, writer = await _stop_reading_under_load(broker, connect, "slow", keep_alive=0)
+        watcher = await connect("watch")
+        assert await watcher.subscribe([(SENTINEL, QOS_0)]) == [QOS_0]
+        pub = await connect("pub")
+        for n in range(MAX_SENDING + 100):
+            await pub.publish(f"load/{n}", b"x", qos=QOS_0)
+        assert await received_until_sentinel(watcher, pub) == []  # all of them routed by now
+        assert sum(not task.done() for task in broker._tasks_queue) <= MAX_SENDING
         writer.transport.abort()
 
     run(scenario, Broker)

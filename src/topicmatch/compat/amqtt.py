@@ -87,6 +87,11 @@ What it holds against clients that come and go:
   sends and does not release, up to 65,535 per session, and sends each a PUBREC again at every
   CONNECT that resumes the session; here at most :data:`MAX_UNRELEASED` (1,020), a later one
   answered with a PUBREC and dropped, as in Mosquitto.
+* **A bounded backlog for a client that reads slowly.** amqtt starts a write of every message
+  for a connected client at once, each waiting, with its message, until the client reads it:
+  without end for a client that reads nothing and keeps its connection; here at most
+  :data:`MAX_SENDING` (1,020) are being sent to a client at once, and later ones are dropped,
+  as in Mosquitto.
 * **A will passes the PUBLISH check.** amqtt sends a client's will, and retains it, with no
   check at all; here a will is sent only if its client could PUBLISH it: a topic amqtt takes
   from a client (no wildcard, no leading ``$``) that the topic plugins allow (Mosquitto's
@@ -174,6 +179,7 @@ from ._amqtt_options import SHARE_POLICIES, BrokerOptions, Limits, options_of
 
 __all__ = [
     "MAX_QUEUED",
+    "MAX_SENDING",
     "MAX_UNRELEASED",
     "SHARE_POLICIES",
     "Broker",
@@ -193,6 +199,11 @@ MAX_QUEUED = 1000
 #: session (Mosquitto's defaults: max_inflight_messages 20 and, past them, max_queued_messages
 #: 1000). Past it, a new one gets its PUBREC and is dropped, as there.
 MAX_UNRELEASED = 20 + MAX_QUEUED
+#: The most messages being sent to one connected client at once (written and not yet
+#: acknowledged, or waiting for its socket: a client that reads slowly, or not at all), per
+#: connection (Mosquitto's defaults: max_inflight_messages 20 plus max_queued_messages 1000,
+#: QoS 0 included). Past it, a new message for that client is dropped, as there.
+MAX_SENDING = 20 + MAX_QUEUED
 
 
 class _RetainedMessages(dict[str, RetainedApplicationMessage]):
@@ -790,7 +801,9 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         """One copy that passed the RECEIVE check, with amqtt's rules: queued for a persistent
         session that is away (QoS 1 and 2; at most :data:`MAX_QUEUED`, then dropped, as in
         Mosquitto), dropped for another one that is away; skipped if the copy's subscription of
-        ``target`` ended since the recipients were chosen."""
+        ``target`` ended since the recipients were chosen; dropped for a connected client that
+        has :data:`MAX_SENDING` messages being sent to it already, as by Mosquitto (amqtt starts
+        a write of every one, each waiting, with its message, until the client reads)."""
         if not self._holds(target, copy.filter):
             return  # unsubscribed, or its session ended, while the checks awaited
         qos = copy.qos
@@ -804,12 +817,16 @@ class Broker(AmqttBroker):  # type: ignore[misc]
                 await self._retain_broadcast_message(broadcast, qos, target)
             return
         handler = self._handler_of(target)
-        if handler is not None:
-            running_tasks.append(
-                asyncio.ensure_future(
-                    handler.mqtt_publish(broadcast["topic"], broadcast["data"], qos, retain=copy.retain)
-                )
-            )
+        if handler is None:
+            return
+        if isinstance(handler, _Connection) and handler.sending >= MAX_SENDING:
+            return  # the client reads slower than its messages come: dropped, as by Mosquitto
+        task = asyncio.ensure_future(
+            handler.mqtt_publish(broadcast["topic"], broadcast["data"], qos, retain=copy.retain)
+        )
+        if isinstance(handler, _Connection):
+            handler.count(task)
+        running_tasks.append(task)
 
     async def _checked(self, pairs: list[tuple[Session, str]], action: Action) -> list[bool]:
         """The topic plugins' check (RECEIVE or PUBLISH of a topic, SUBSCRIBE of a filter) of each
@@ -898,6 +915,16 @@ class _Connection(BrokerProtocolHandler):  # type: ignore[misc]
         self.username: str | None = None
         self.running = asyncio.Event()
         self.ended = asyncio.Event()
+        self.sending = 0  # the broker's messages being sent to the client (Broker._deliver)
+
+    def count(self, task: asyncio.Future[Any]) -> None:
+        """``task``, a message being sent to the client, counted in :attr:`sending` until it
+        is done (acknowledged, timed out, or its connection ended)."""
+        self.sending += 1
+        task.add_done_callback(self._sent)
+
+    def _sent(self, _task: asyncio.Future[Any]) -> None:
+        self.sending -= 1
 
     def attach(self, session: Session, reader: Any, writer: Any) -> None:
         """amqtt's attach, the reader timed by the session's keep-alive (:class:`_Paced`):
