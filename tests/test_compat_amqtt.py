@@ -1031,3 +1031,31 @@ def test_a_client_that_reads_nothing_is_sent_at_most_max_sending_messages_at_onc
         writer.transport.abort()
 
     run(scenario, Broker)
+
+
+def test_a_connect_is_not_held_up_by_a_connection_that_reads_nothing_of_its_backlog() -> None:
+    """A CONNECT of a client id waits for the CONNECT before it to be done with the session,
+    not for that connection to have read its backlog: mallory resumed alice's session, with 20
+    MB queued for it, read nothing and sent no keep-alive, and alice's next CONNECT waited for
+    as long as mallory's connection stayed (Mosquitto's CONNECT takes it over at once)."""
+
+    async def scenario(broker: Broker, connect: Callable[..., Awaitable[MQTTClient]]) -> None:
+        alice = await connect("c", username="alice", clean=False)
+        assert await alice.subscribe([("load/#", QOS_1)]) == [QOS_1]
+        await alice.disconnect()
+        pub = await connect("pub", username="pub")
+        for n in range(20):
+            await pub.publish(f"load/{n}", b"s" * (1 << 20), qos=QOS_1)
+        session = broker._sessions["c"][0]
+        await _until(lambda: session.retained_messages.qsize() == 20)
+        connack, _, writer = await _raw_connect(
+            _port(broker), "c", "mallory", "zz/w", clean=False, keep_alive=0
+        )
+        assert connack == b"\x20\x02\x01\x00"
+        _reads_nothing(broker, "c", writer)
+        await asyncio.wait_for(connect("c", username="alice", clean=False), WAIT)
+        assert broker._sessions["c"][0].username == "alice"
+        writer.transport.abort()
+
+    # Not anonymous: amqtt queues nothing for an anonymous session that is away.
+    run(scenario, Broker, {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": False}})

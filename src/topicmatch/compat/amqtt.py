@@ -312,8 +312,8 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         only = topic_plugins[0] if len(topic_plugins) == 1 else None
         self._rules = only._rules if self._topic_checks and isinstance(only, TopicACLPlugin) else None
         self._receive_checks = self._topic_checks and self._rules is None
-        # The connection of each client id whose CONNECT is being handled, until its message loop runs
-        # (_Connection.running) or has ended: one CONNECT of a client id at a time.
+        # The connection of each client id whose CONNECT is being handled, until it is started
+        # (_Connection.started) or has ended: one CONNECT of a client id at a time.
         self._connecting: dict[str, _Connection] = {}
         self._forget_routes()
 
@@ -355,9 +355,12 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         authorized* and changes nothing. (amqtt checks again, on the session the CONNECT ends
         with: two checks per CONNECT.) A connection that sends no CONNECT within
         :attr:`connect_wait` seconds is closed (amqtt waits for ever). Then it waits for the
-        CONNECT of its client id being handled, if any, until that one's message loop runs, and
-        takes over the connection that holds the client id (:meth:`_take_over`): one CONNECT of
-        a client id at a time."""
+        CONNECT of its client id being handled, if any, until that one is done with the session
+        (its connection started), and takes over the connection that holds the client id
+        (:meth:`_take_over`): one CONNECT of a client id at a time. It does not wait for that
+        connection to have sent its backlog (the messages queued for the session, its retained
+        messages), which a client that reads nothing never takes: the CONNECT waited for as long
+        as that client stayed, where Mosquitto's takes its connection over at once."""
         connection = _Connection.init_from_connect(reader, writer, self.plugins_manager)
         try:
             handler, client_session = await asyncio.wait_for(connection, self.connect_wait)
@@ -384,14 +387,15 @@ class Broker(AmqttBroker):  # type: ignore[misc]
             raise AMQTTError(f"{client!r} not authorized: nothing changed")
         handler.username = client_session.username
         if client:  # one CONNECT of a client id at a time, and no connection of it left running
-            while (earlier := self._connecting.get(client)) is not None and not earlier.running.is_set():
-                await earlier.running.wait()
+            while (earlier := self._connecting.get(client)) is not None and not earlier.started.is_set():
+                await earlier.started.wait()
             self._connecting[client] = handler
             held = self._sessions.get(client)
             if held is not None and held[0].transitions.is_connected():
                 try:
                     await self._take_over(held[1])
                 except BaseException:
+                    handler.started.set()
                     handler.running.set()
                     del self._connecting[client]
                     raise
@@ -455,8 +459,8 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         of the broker and awaits once for each (87 ms per CONNECT at 100,000 filters; here
         O(the session's subscriptions)). A connection whose message loop stops while it is
         still connected (at a PUBLISH to a topic no client may use) is ended, where amqtt
-        left it open. And the connection says when its message loop runs and when it has
-        ended (:class:`_Connection`), for the next CONNECT of its client id."""
+        left it open. And the connection says when it is started, when its message loop runs
+        and when it has ended (:class:`_Connection`), for the next CONNECT of its client id."""
         try:
             authenticated = await self._authenticate(client_session, self.listeners_config[listener_name])
             while True:
@@ -485,6 +489,8 @@ class Broker(AmqttBroker):  # type: ignore[misc]
             )
             await self._drop_unreadable_in_flight(client_session)  # before start() sends them again
             await handler.start()
+            if isinstance(handler, _Connection):
+                handler.started.set()  # done with the session: the next CONNECT may take it over
             await self._publish_session_retained_messages(client_session)
             routed = self._session_of.get(client) is client_session
             own = self._planner.subscriptions(client) if routed else {}
@@ -503,6 +509,7 @@ class Broker(AmqttBroker):  # type: ignore[misc]
                 await self._handle_disconnect(client_session, handler, ended)
         finally:
             if isinstance(handler, _Connection):
+                handler.started.set()
                 handler.running.set()
                 handler.ended.set()
                 if self._connecting.get(client_session.client_id) is handler:
@@ -906,13 +913,15 @@ class _Sent(IncomingApplicationMessage):  # type: ignore[misc]
 
 class _Connection(BrokerProtocolHandler):  # type: ignore[misc]
     """amqtt's handler of one client's connection, with the username of its CONNECT (the
-    broker sets it) and each message it receives stamped with it (:class:`_Sent`); ``running``
-    is set once the broker's message loop for it runs, or its life has ended, ``ended`` once
-    its life has ended (:meth:`Broker._take_over`)."""
+    broker sets it) and each message it receives stamped with it (:class:`_Sent`); ``started``
+    is set once amqtt's handler is started (the CONNECT done with the session), ``running``
+    once the broker's message loop for it runs, each also when its life has ended, ``ended``
+    once its life has ended (:meth:`Broker._take_over`)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.username: str | None = None
+        self.started = asyncio.Event()
         self.running = asyncio.Event()
         self.ended = asyncio.Event()
         self.sending = 0  # the broker's messages being sent to the client (Broker._deliver)
