@@ -24,7 +24,7 @@ from amqtt.mqtt.constants import QOS_0, QOS_1
 from amqtt.plugins.base import BaseAuthPlugin, BaseTopicPlugin
 
 from tests.brokers.mqtt_clients import free_port
-from topicmatch.compat.amqtt import MAX_QUEUED, MAX_SENDING, MAX_UNRELEASED, Broker
+from topicmatch.compat.amqtt import MAX_PENDING, MAX_QUEUED, MAX_SENDING, MAX_UNRELEASED, Broker
 
 WAIT = 10.0
 SENTINEL = "zz/sentinel"
@@ -1059,3 +1059,29 @@ def test_a_connect_is_not_held_up_by_a_connection_that_reads_nothing_of_its_back
 
     # Not anonymous: amqtt queues nothing for an anonymous session that is away.
     run(scenario, Broker, {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": False}})
+
+
+def test_a_client_that_reads_nothing_is_read_from_no_further_than_max_pending_packets() -> None:
+    """amqtt reads a client's packets as fast as they come, each handled by a task of its own:
+    a client that reads nothing (so that the broker's answers wait for its socket) and keeps
+    sending QoS 1 PUBLISHes left one task per PUBLISH waiting to send its PUBACK, holding the
+    message (3,000 of 100 KB: 190 MB). Here the broker reads no more of a client while
+    MAX_PENDING of its packets wait (for its socket, or in its queues), as Mosquitto stops
+    reading a client whose answers it cannot send."""
+
+    def waiting() -> int:
+        names = (getattr(task.get_coro(), "__qualname__", "") for task in asyncio.all_tasks())
+        return sum(name.endswith(".handle_publish") for name in names)
+
+    async def scenario(broker: Broker, connect: Callable[..., Awaitable[MQTTClient]]) -> None:
+        _, writer = await _stop_reading_under_load(broker, connect, "flood", keep_alive=0)
+        packets = MAX_PENDING + 500
+        writer.write(
+            b"".join(_packet(0x32, _name("nobody") + (n + 1).to_bytes(2, "big")) for n in range(packets))
+        )
+        await _until(lambda: waiting() >= MAX_PENDING // 2)
+        await asyncio.sleep(0.5)  # time enough to read all the others (0.1 s without the bound)
+        assert waiting() <= MAX_PENDING + 64  # and the packets of 64 reads, at most
+        writer.transport.abort()
+
+    run(scenario, Broker)

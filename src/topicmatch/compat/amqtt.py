@@ -92,6 +92,12 @@ What it holds against clients that come and go:
   without end for a client that reads nothing and keeps its connection; here at most
   :data:`MAX_SENDING` (1,020) are being sent to a client at once, and later ones are dropped,
   as in Mosquitto.
+* **A client is read no faster than it is answered.** amqtt reads a client's packets as they
+  come, each handled by a task of its own that holds the packet until its answer is written
+  and its message routed: a client that reads none of its answers, or outpaces the routing,
+  had the broker hold any number of them; here the broker reads no more of a client while
+  :data:`MAX_PENDING` (1,000) of its packets wait, as Mosquitto stops reading a client it
+  cannot answer (by count, not bytes: each may be as large as MQTT allows, as there).
 * **A will passes the PUBLISH check.** amqtt sends a client's will, and retains it, with no
   check at all; here a will is sent only if its client could PUBLISH it: a topic amqtt takes
   from a client (no wildcard, no leading ``$``) that the topic plugins allow (Mosquitto's
@@ -178,6 +184,7 @@ except ImportError as error:  # pragma: no cover - the extra's hint (tests/test_
 from ._amqtt_options import SHARE_POLICIES, BrokerOptions, Limits, options_of
 
 __all__ = [
+    "MAX_PENDING",
     "MAX_QUEUED",
     "MAX_SENDING",
     "MAX_UNRELEASED",
@@ -192,6 +199,7 @@ __all__ = [
 _MQTT = make_dialect("mqtt")
 _FAILED = 0x80  # amqtt's SUBACK return code of a refused subscription
 _CHECKS_AT_ONCE = 256  # topic-plugin checks awaited together (Broker._checked)
+_READS_AT_ONCE = 64  # reads of a connection between two turns of the event loop, at most (_Paced)
 #: The most messages queued for a persistent session that is away (Mosquitto's default
 #: max_queued_messages); past it, a new message for that session is dropped, as there.
 MAX_QUEUED = 1000
@@ -204,6 +212,10 @@ MAX_UNRELEASED = 20 + MAX_QUEUED
 #: connection (Mosquitto's defaults: max_inflight_messages 20 plus max_queued_messages 1000,
 #: QoS 0 included). Past it, a new message for that client is dropped, as there.
 MAX_SENDING = 20 + MAX_QUEUED
+#: The most of a client's packets waiting at once (their answers for its socket, or in the
+#: connection's queues for the broker's message loop); past it, the broker reads no more from
+#: the client until they go down, as Mosquitto stops reading a client it cannot answer.
+MAX_PENDING = MAX_QUEUED
 
 
 class _RetainedMessages(dict[str, RetainedApplicationMessage]):
@@ -925,6 +937,9 @@ class _Connection(BrokerProtocolHandler):  # type: ignore[misc]
         self.running = asyncio.Event()
         self.ended = asyncio.Event()
         self.sending = 0  # the broker's messages being sent to the client (Broker._deliver)
+        self.writing = 0  # packets waiting to be written to the client (_send_packet)
+        self._room = asyncio.Event()  # set while fewer than MAX_PENDING packets wait (pending)
+        self._room.set()
 
     def count(self, task: asyncio.Future[Any]) -> None:
         """``task``, a message being sent to the client, counted in :attr:`sending` until it
@@ -936,11 +951,59 @@ class _Connection(BrokerProtocolHandler):  # type: ignore[misc]
         self.sending -= 1
 
     def attach(self, session: Session, reader: Any, writer: Any) -> None:
-        """amqtt's attach, the reader timed by the session's keep-alive (:class:`_Paced`):
-        amqtt times only the wait for a packet's first bytes."""
+        """amqtt's attach, the reader timed by the session's keep-alive and paused while
+        :data:`MAX_PENDING` of the client's packets wait (:class:`_Paced`): amqtt times only the
+        wait for a packet's first bytes, and reads on whatever waits."""
         super().attach(session, reader, writer)
-        if self.keepalive_timeout is not None:
-            self.reader = _Paced(reader, self.keepalive_timeout)
+        self.reader = _Paced(reader, self.keepalive_timeout, self)
+
+    def pending(self) -> int:
+        """The packets waiting: to be written to the client (answers to its packets, the
+        broker's messages), and the client's own in the connection's queues for the broker's
+        message loop (its messages, SUBSCRIBEs, UNSUBSCRIBEs). amqtt reads a client's packets
+        as they come, each handled by a task of its own, and a client that reads nothing, its
+        answers waiting for its socket, could have the broker hold any number of them."""
+        session = self.session
+        queued: int = 0 if session is None else session.delivered_message_queue.qsize()
+        queued += self._pending_subscriptions.qsize() + self._pending_unsubscriptions.qsize()
+        return self.writing + queued
+
+    async def room(self) -> None:
+        """Wait while :data:`MAX_PENDING` packets wait (:meth:`pending`): the client is read no
+        further, as Mosquitto stops reading a client it cannot answer (and its keep-alive, if
+        any, then ends the connection as if it were silent)."""
+        while self.pending() >= MAX_PENDING:
+            self._room.clear()
+            await self._room.wait()
+
+    def _freed(self) -> None:
+        if not self._room.is_set() and self.pending() < MAX_PENDING:
+            self._room.set()
+
+    async def _send_packet(self, packet: Any) -> None:
+        """amqtt's write of a packet, counted in :meth:`pending` while it waits."""
+        self.writing += 1
+        try:
+            await super()._send_packet(packet)
+        finally:
+            self.writing -= 1
+            self._freed()
+
+    async def mqtt_deliver_next_message(self) -> Any:
+        """amqtt's next message of the client for the broker's message loop; one fewer pending."""
+        message = await super().mqtt_deliver_next_message()
+        self._freed()
+        return message
+
+    async def get_next_pending_subscription(self) -> Any:
+        subscription = await super().get_next_pending_subscription()
+        self._freed()
+        return subscription
+
+    async def get_next_pending_unsubscription(self) -> Any:
+        unsubscription = await super().get_next_pending_unsubscription()
+        self._freed()
+        return unsubscription
 
     async def handle_publish(self, publish_packet: Any) -> None:
         """amqtt's receipt of a PUBLISH, its message a :class:`_Sent`; a new QoS 2 one past
@@ -993,20 +1056,32 @@ class _Connection(BrokerProtocolHandler):  # type: ignore[misc]
 
 
 class _Paced(ReaderAdapter):  # type: ignore[misc]
-    """A connection's reader whose read raises :class:`TimeoutError` once ``wait`` seconds (its
-    keep-alive's time) pass with no byte of it arriving: the rest of a packet is waited for as
-    long as a packet is (Mosquitto closes a client that sends nothing for that long; amqtt
-    waited for the rest of a packet for ever). The connection's handler takes the timeout as
-    it takes a keep-alive's (:meth:`_Connection.handle_read_timeout`). A read whose bytes are
-    there already (the stream's buffer, where readable) sets no timer; on a websocket, where
-    no stream is, each read is timed whole."""
+    """A connection's reader that reads nothing while ``connection`` has :data:`MAX_PENDING`
+    packets waiting (:meth:`_Connection.room`), and whose read raises :class:`TimeoutError`
+    once ``wait`` seconds (its keep-alive's time; None: no keep-alive) pass with no byte of it
+    arriving: the rest of a packet is waited for as long as a packet is (Mosquitto closes a
+    client that sends nothing for that long; amqtt waited for the rest of a packet for ever).
+    The connection's handler takes the timeout as it takes a keep-alive's
+    (:meth:`_Connection.handle_read_timeout`). A read whose bytes are there already (the
+    stream's buffer, where readable) sets no timer; on a websocket, where no stream is, each
+    read is timed whole. It lets the event loop turn every ``_READS_AT_ONCE`` reads, so that
+    what it has read counts as pending: at most :data:`MAX_PENDING` and the packets of that many
+    reads wait."""
 
-    def __init__(self, reader: Any, wait: float) -> None:
-        self._reader, self._wait = reader, wait
+    def __init__(self, reader: Any, wait: float | None, connection: _Connection) -> None:
+        self._reader, self._wait, self._connection = reader, wait, connection
+        self._reads = 0
         stream = getattr(reader, "_reader", None)  # amqtt's StreamReaderAdapter's stream
         self._stream = stream if isinstance(stream, asyncio.StreamReader) else None
 
     async def read(self, n: int = -1) -> bytes:
+        self._reads += 1
+        if not self._reads % _READS_AT_ONCE:
+            # amqtt's reader does not yield while the bytes are there: the tasks of the packets
+            # it has read start (and count as pending) only once it does.
+            await asyncio.sleep(0)
+        if self._connection.pending() >= MAX_PENDING:
+            await self._connection.room()
         stream = self._stream
         if stream is None or n < 0:
             async with asyncio.timeout(self._wait):
