@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 # The package's own modules: the install compiles the core from them (setup.py, docs/compiled.md),
 # so a change to any of them installs it again, and the tests always run the source as it is.
-SOURCE := $(wildcard src/topicmatch/*.py)
+SOURCE := $(wildcard src/topicmatch/*.py src/topicmatch/_engine/*.py)
 # The library's tests, run a second time on the pure build: everything but the Spark pipeline,
 # the latency harness and the benchmarks' smoke runs.
 PURE_TESTS := -m "not spark and not latency and not slow"
@@ -93,4 +93,4 @@ clean:  ## remove what the targets wrote: the demo's data and output, the venvs,
 	rm -rf $(DEMO_OUTPUTS) $(BROKERS_LOG) $(TEST_LOGS)
 	rmdir $(DEMO) out 2>/dev/null || true
 	rm -rf $(VENV) .venv-3.* .pytest_cache .mypy_cache .ruff_cache .hypothesis build latency/build src/*.egg-info latency/src/*.egg-info
-	rm -f src/*.so src/topicmatch/*.so src/topicmatch/_compiled.json
+	rm -f src/*.so src/topicmatch/*.so src/topicmatch/_engine/*.so src/topicmatch/_compiled.json

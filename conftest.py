@@ -16,6 +16,9 @@ _PACKAGE = Path(topicmatch.__file__).resolve().parent
 
 
 def pytest_ignore_collect(collection_path: Path) -> bool | None:
-    if collection_path.parent.resolve() == _PACKAGE and collection_path.stem in COMPILED_MODULES:
-        return True
+    path = collection_path.resolve()
+    if path.suffix == ".py" and path.is_relative_to(_PACKAGE):
+        module = ".".join(path.relative_to(_PACKAGE).with_suffix("").parts)  # _engine.trie
+        if module in COMPILED_MODULES:
+            return True
     return None

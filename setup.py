@@ -41,6 +41,11 @@ def compiled_modules() -> list[str]:
         return list(tomllib.load(file)["tool"]["topicmatch"]["compiled"])
 
 
+def source_of(module: str) -> Path:
+    """A compiled module's source file under the package (``_engine.trie``: ``_engine/trie.py``)."""
+    return Path(*module.split(".")).with_suffix(".py")
+
+
 def pure_requested() -> bool:
     return os.environ.get("TOPICMATCH_PURE", "") not in ("", "0")
 
@@ -98,7 +103,7 @@ class _BuildCompiled(build_ext):
 
         self.modules = compiled_modules()
         self.distribution.ext_modules = mypycify(
-            [str(Path("src") / PACKAGE / f"{module}.py") for module in self.modules],
+            [str(Path("src") / PACKAGE / source_of(module)) for module in self.modules],
             opt_level="3",
             group_name=PACKAGE,
         )
@@ -110,7 +115,9 @@ class _BuildCompiled(build_ext):
         return []
 
     def run(self) -> None:
-        target = Path(self.get_ext_fullpath(f"{PACKAGE}.{self.modules[0]}")).parent
+        # The package's own folder (a top-level module's extension lies there).
+        top = next(module for module in self.modules if "." not in module)
+        target = Path(self.get_ext_fullpath(f"{PACKAGE}.{top}")).parent
         old_record = target / "_compiled.json"
         if old_record.is_file():
             # An earlier build in place (an editable install): its extensions of modules no longer
@@ -120,7 +127,7 @@ class _BuildCompiled(build_ext):
                     Path(self.get_ext_fullpath(f"{PACKAGE}.{module}")).unlink(missing_ok=True)
         super().run()
         record = {
-            module: hashlib.sha256((SOURCE / f"{module}.py").read_bytes()).hexdigest()
+            module: hashlib.sha256((SOURCE / source_of(module)).read_bytes()).hexdigest()
             for module in self.modules
         }
         (target / "_compiled.json").write_text(json.dumps({"modules": record}, indent=1) + "\n")

@@ -12,7 +12,7 @@ time spent in collections (``gc.callbacks``) and the number of full (generation 
 medians of ROUNDS (default 7). Public API only, so that the same script measures an older
 checkout. Nothing is frozen: the collector runs as in an application.
 
-Figures: ``topicmatch._cache`` and ``topicmatch._topic_trie`` (why the cache's index makes
+Figures: ``topicmatch._engine.cache`` and ``topicmatch._engine.topic_trie`` (why the cache's index makes
 nothing the collector tracks); no run is committed (docs/performance.md, "Other experiments").
 """
 

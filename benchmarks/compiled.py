@@ -28,7 +28,7 @@ matrix's *distinct-10k* row (10,000 MQTT filters of 5 levels, every topic new) u
   patterns of the ``realistic`` workload subscribed one by one under ``tracemalloc``), trie and
   default, once per build (not a timing: no rounds).
 
-Figures: docs/compiled.md ("Measurements"); ``topicmatch._walk`` cites its memory figure.
+Figures: docs/compiled.md ("Measurements"); ``topicmatch._engine.walk`` cites its memory figure.
 """
 
 from __future__ import annotations

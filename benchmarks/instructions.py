@@ -27,7 +27,7 @@ by the clock, so two runs differ) and so is the million (a build under valgrind 
 Rows from ``_common.matrix_shape``.
 
 Figures: none of the current engine committed (docs/performance.md, "The default engine");
-docs/implementation.md and ``topicmatch._cache`` (``QUIET_CHUNK``) cite what it counts.
+docs/implementation.md and ``topicmatch._engine.cache`` (``QUIET_CHUNK``) cite what it counts.
 """
 
 from __future__ import annotations

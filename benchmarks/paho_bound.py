@@ -22,7 +22,7 @@ to the variant's (above 2: the 2x target met). ROWs: ``distinct-10k``, ``distinc
 version of topicmatch. Public names only.
 
 Figures: docs/implementation.md (a lookup on distinct-100k, and its *trie warm* line) and
-``topicmatch._walk.finish_leaves``; no run is committed (docs/performance.md, "Other
+``topicmatch._engine.walk.finish_leaves``; no run is committed (docs/performance.md, "Other
 experiments").
 """
 

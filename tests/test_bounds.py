@@ -14,10 +14,12 @@ from typing import Any
 
 import pytest
 
-from topicmatch import ConfigurationError, Matcher, _cache, _walk, make_dialect
-from topicmatch._cache import INDEX_BUDGET, MAX_TOPIC_WORDS, WALK_STEPS
-from topicmatch._dfa import DFA
-from topicmatch._walk import SMALL, materialize
+from topicmatch import ConfigurationError, Matcher, make_dialect
+from topicmatch._engine import cache as _cache
+from topicmatch._engine import walk as _walk
+from topicmatch._engine.cache import INDEX_BUDGET, MAX_TOPIC_WORDS, WALK_STEPS
+from topicmatch._engine.dfa import DFA
+from topicmatch._engine.walk import SMALL, materialize
 from topicmatch.bench import shapes
 
 HOSTILE = "#.a.#.a.#.a.#.a.#.a.#.a.#.a.#.a.#.a.#.a.#.b"

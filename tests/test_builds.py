@@ -92,7 +92,8 @@ def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
 
 def test_the_variable_runs_the_source_as_it_is() -> None:
     code = (
-        "import topicmatch, topicmatch._walk as w; print(topicmatch.BUILD, w.__spec__.origin.endswith('.py'))"
+        "import topicmatch, topicmatch._engine.walk as w; "
+        "print(topicmatch.BUILD, w.__spec__.origin.endswith('.py'))"
     )
     run = _python(code, TOPICMATCH_PURE="1")
     assert run.stdout.split() == ["pure", "True"], run.stderr

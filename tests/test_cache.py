@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from topicmatch import DIALECTS, InvalidTopicError, Matcher, make_dialect
-from topicmatch._cache import (
+from topicmatch._engine.cache import (
     ADMIT_BACKOFF,
     ADMIT_WINDOW,
     INDEX_BUDGET,
@@ -423,7 +423,7 @@ def test_results_shared_by_many_topics_are_charged_once() -> None:
 
 def test_stores_promotions_and_indexing_create_nothing_the_collector_tracks() -> None:
     """The cache stays invisible to CPython's cyclic collector: its index holds only dicts of
-    strings and integers (topicmatch._topic_trie), and its bookkeeping dicts ints. A node
+    strings and integers (topicmatch._engine.topic_trie), and its bookkeeping dicts ints. A node
     object per word, as before, made eight tracked objects per store and full collections a
     quarter of the time on the unmatched row of the workload matrix."""
     m = Matcher(dialect="mqtt")

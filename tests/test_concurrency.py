@@ -19,7 +19,7 @@ from topicmatch import Matcher
 from topicmatch._collector import collector_paused
 from topicmatch._cstrie import _INode
 from topicmatch._dialects import make_dialect
-from topicmatch._trie import TrieIndex
+from topicmatch._engine.trie import TrieIndex
 from topicmatch._words import Tokens
 
 from .conftest import make_matcher, pure_only
@@ -375,8 +375,8 @@ class _WriteOnGetDict(_WriteOnGet, dict):  # type: ignore[type-arg]
 
 
 class _WritesOnIter(dict):  # type: ignore[type-arg]
-    """A big trie node's ``counts`` (held by its :class:`~topicmatch._walk.Big`), from which a
-    lookup makes the node's union (``frozenset(counts)``, :func:`topicmatch._walk.materialize`),
+    """A big trie node's ``counts`` (held by its :class:`~topicmatch._engine.walk.Big`), from which a
+    lookup makes the node's union (``frozenset(counts)``, :func:`topicmatch._engine.walk.materialize`),
     that runs a writer's ``steps``
     the first time it is iterated: a write landing mid-walk at the same point in both builds
     (``frozenset`` iterates a dict subclass through its ``__iter__``, compiled code too)."""

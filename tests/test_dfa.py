@@ -6,9 +6,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from topicmatch import DIALECTS, Dialect, Matcher, make_dialect
-from topicmatch._dfa import DFA
-from topicmatch._trie import TrieIndex
-from topicmatch._walk import step
+from topicmatch._engine.dfa import DFA
+from topicmatch._engine.trie import TrieIndex
+from topicmatch._engine.walk import step
 
 from .reference import MATCHES
 from .strategies import PATTERNS, TOPICS

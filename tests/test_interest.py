@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from topicmatch import ALGORITHMS, InvalidPatternError, InvalidTopicError, Matcher, _trie, make_dialect
+from topicmatch import ALGORITHMS, InvalidPatternError, InvalidTopicError, Matcher, make_dialect
+from topicmatch._engine import trie as _trie
 
 from .strategies import PATTERNS, TOPICS
 

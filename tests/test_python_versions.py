@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from topicmatch import Matcher
-from topicmatch._cache import _STR_BYTES
+from topicmatch._engine.cache import _STR_BYTES
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "test-pythons.sh"
@@ -69,7 +69,7 @@ def test_str_is_smaller_from_3_12_and_the_cache_charge_covers_both(
     """CPython 3.12 dropped the str's cached wchar_t copy (PEP 623): an ASCII str is 8 bytes
     smaller, any other 16 (the header with the terminator below; one character more, one kind's
     width more). The result cache charges a topic's text as ``_STR_BYTES`` plus 4
-    bytes a character (topicmatch._cache), which must stay at or above the real size on every
+    bytes a character (topicmatch._engine.cache), which must stay at or above the real size on every
     version: on 3.11 it errs high by 4 bytes for the widest kind, from 3.12 by 20."""
     header = header_311 if sys.version_info < (3, 12) else header_312
     assert sys.getsizeof(text) == header + per_character * len(text)

@@ -94,7 +94,7 @@ def test_walk_and_scan_agree_with_the_reference(dialect: str) -> None:
 
 def test_stored_topics_add_nothing_the_collector_tracks() -> None:
     """A broker's million retained topics must not become millions of objects for CPython's
-    cyclic collector to traverse at every full collection (topicmatch._topic_trie)."""
+    cyclic collector to traverse at every full collection (topicmatch._engine.topic_trie)."""
     index = TopicIndex[int](dialect="mqtt")
     topics = [f"devices/d{i}/state" for i in range(5_000)]
     gc.collect()

@@ -20,8 +20,8 @@ from topicmatch import (
     MatcherSnapshot,
     make_dialect,
 )
-from topicmatch._trie import TrieIndex
-from topicmatch._walk import (
+from topicmatch._engine.trie import TrieIndex
+from topicmatch._engine.walk import (
     UNION_BACKOFF,
     UNION_MISS_SHARE,
     UNION_PAYS,

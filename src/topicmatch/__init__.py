@@ -18,8 +18,8 @@ from ._access import AccessRules, ClientRules
 from ._captures import Capture, capture
 from ._collector import collector_paused
 from ._delivery import Copy, Delivery, DeliveryPlanner, Subscription
-from ._dfa import BatchWalk
 from ._dialects import DIALECTS, Dialect, make_dialect
+from ._engine.dfa import BatchWalk
 from ._errors import (
     ComplexityError,
     ConfigurationError,

@@ -26,17 +26,14 @@ against a brute force over every short topic, for every pair of short patterns.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import Final, Protocol, TypeVar
 
 from ._errors import ComplexityError
 from ._words import HASH, STAR, Tokens
 
-if TYPE_CHECKING:  # the trie's node: only its attributes are read here (and _walk imports us)
-    from ._walk import Node
-
-__all__ = ["COVERS_BUDGET", "TopicRules", "covers", "overlapping_in_trie", "overlaps"]
+__all__ = ["COVERS_BUDGET", "TopicRules", "TrieNode", "covers", "overlapping_in_trie", "overlaps"]
 
 
 @dataclass(frozen=True)
@@ -218,8 +215,25 @@ def _step(
     return _closure(tokens, after)
 
 
-def overlapping_in_trie(root: Node, q: Tokens, rules: TopicRules) -> list[Node]:
-    """The nodes of a subscription trie (:mod:`._walk`) holding patterns that overlap ``q``.
+class TrieNode(Hashable, Protocol):
+    """What :func:`overlapping_in_trie` reads of a node of a subscription trie (the engine's
+    ``walk.Node``): a protocol, so that the algebra needs nothing of the engine, which uses it."""
+
+    @property
+    def children(self) -> Mapping[str, TrieNode]: ...
+    @property
+    def star(self) -> TrieNode | None: ...
+    @property
+    def hash(self) -> TrieNode | None: ...
+    @property
+    def is_hash(self) -> bool: ...
+    @property
+    def by_pattern(self) -> Mapping[str, object]: ...
+    def patterns(self) -> Iterator[tuple[str, frozenset[Hashable]]]: ...
+
+
+def overlapping_in_trie(root: TrieNode, q: Tokens, rules: TopicRules) -> list[TrieNode]:
+    """The nodes of a subscription trie (:mod:`._engine.walk`) holding patterns that overlap ``q``.
 
     The search of :func:`overlaps` (:func:`_breadth_first`) with a trie on one side: a state is
     (a trie node, a position of q), and a word leads from a node to the nodes the trie's lookup
@@ -231,13 +245,13 @@ def overlapping_in_trie(root: Node, q: Tokens, rules: TopicRules) -> list[Node]:
     """
     if _matches_nothing(q, rules):
         return []
-    found: dict[int, Node] = {}
+    found: dict[int, TrieNode] = {}
     starts = [root] if root.hash is None else [root, root.hash]
     start = [(node, j) for node in starts for j in _closure(q, {0})]
     if rules.empty_topic:
         found.update((id(node), node) for node, j in start if j == len(q) and node.by_pattern)
 
-    def successors(node: Node, j: int, depth: int) -> Iterator[tuple[Node, int]]:
+    def successors(node: TrieNode, j: int, depth: int) -> Iterator[tuple[TrieNode, int]]:
         for word in _words_to_try(node, q, j, depth, rules):
             after = _step(q, frozenset((j,)), word, depth, rules)
             if after:
@@ -245,7 +259,7 @@ def overlapping_in_trie(root: Node, q: Tokens, rules: TopicRules) -> list[Node]:
                     for after_j in after:
                         yield nxt, after_j
 
-    def arrived(node: Node, j: int) -> bool:
+    def arrived(node: TrieNode, j: int) -> bool:
         if j == len(q) and node.by_pattern:
             found[id(node)] = node
         return False  # collect them all
@@ -254,7 +268,7 @@ def overlapping_in_trie(root: Node, q: Tokens, rules: TopicRules) -> list[Node]:
     return list(found.values())
 
 
-def _words_to_try(node: Node, q: Tokens, j: int, depth: int, rules: TopicRules) -> list[Symbol]:
+def _words_to_try(node: TrieNode, q: Tokens, j: int, depth: int, rules: TopicRules) -> list[Symbol]:
     """The words that can lead anywhere from (node, j): q's literal at j, or, where q has a
     wildcard there, the node's literal children and one word nobody names."""
     if j == len(q):
@@ -269,8 +283,8 @@ def _words_to_try(node: Node, q: Tokens, j: int, depth: int, rules: TopicRules) 
     return words
 
 
-def _trie_step(root: Node, node: Node, word: Symbol, depth: int, rules: TopicRules) -> list[Node]:
-    """The trie nodes one word leads to from ``node``, as the lookup walk (:func:`._walk.step`)."""
+def _trie_step(root: TrieNode, node: TrieNode, word: Symbol, depth: int, rules: TopicRules) -> list[TrieNode]:
+    """The trie nodes one word leads to from ``node``, as the lookup walk (:func:`._engine.walk.step`)."""
     literal = node.children.get(word) if isinstance(word, str) else None
     dollar = word.dollar if isinstance(word, _Other) else word.startswith("$")
     if depth == 0 and rules.dollar_rule and dollar:

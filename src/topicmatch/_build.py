@@ -69,7 +69,7 @@ def _stale(record: dict[str, str]) -> list[str]:
     """The compiled modules whose source is no longer the one they were compiled from."""
     stale = []
     for module, digest in record.items():
-        source = _HERE / f"{module}.py"
+        source = _HERE.joinpath(*module.split(".")).with_suffix(".py")
         if source.is_file() and hashlib.sha256(source.read_bytes()).hexdigest() != digest:
             stale.append(module)
     return stale
@@ -78,7 +78,11 @@ def _stale(record: dict[str, str]) -> list[str]:
 def _extensions() -> set[str]:
     """The modules of the package that have a compiled extension beside them."""
     suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
-    return {path.name.partition(".")[0] for path in _HERE.iterdir() if path.name.endswith(suffixes)}
+    return {
+        ".".join((*path.relative_to(_HERE).parent.parts, path.name.partition(".")[0]))
+        for path in _HERE.rglob("*")
+        if path.name.endswith(suffixes)
+    }
 
 
 def _choose() -> tuple[str, str, tuple[str, ...]]:

@@ -294,7 +294,7 @@ class CSTrieIndex(Index):
         return self._gcas(parent, main, new, gen, 0, False)
 
     # -- readers -------------------------------------------------------------------------
-    # The walks mirror the trie's (_trie.py explains them); they differ only in reading each
+    # The walks mirror the trie's (_engine/trie.py explains them); they differ only in reading each
     # child's C-node through its I-node's ``main``. Kept separate so the plain trie pays no
     # indirection on its hot path.
     def match(self, words: list[str]) -> frozenset[Hashable]:

@@ -15,14 +15,11 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Hashable, Iterable
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from ._algebra import TopicRules, overlaps
 from ._versions import Versioned
 from ._words import Tokens
-
-if TYPE_CHECKING:
-    from ._dfa import DFA
 
 __all__ = ["Index", "Item"]
 
@@ -78,11 +75,6 @@ class Index(Versioned, abc.ABC):
         The default scans every pattern; the trie walks only the branches the pattern reaches.
         """
         return [(pattern, subs) for pattern, other, subs in self.items() if overlaps(tokens, other, rules)]
-
-    def stable_dfa(self) -> DFA | None:
-        """The DFA of the current state, for a caller that walks many topics itself; None here
-        (only the trie behind the default offers one: :meth:`~._trie.TrieIndex.stable_dfa`)."""
-        return None
 
     @abc.abstractmethod
     def items(self) -> list[Item]:

@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING, Any, Final, Generic, cast
 
 from ._algebra import covers
 from ._by_subscriber import BySubscriber
-from ._cache import ResultCache
 from ._collector import collector_paused
 from ._cstrie import CSTrieIndex
 from ._dialects import Dialect, make_dialect, plain
 from ._empty import EMPTY
+from ._engine.cache import ResultCache
+from ._engine.trie import TrieIndex
+from ._engine.walk import Unions
 from ._errors import (
     ConfigurationError,
     InvalidPairError,
@@ -33,16 +35,14 @@ from ._index import Index, Item
 from ._inverted_bitmap import InvertedBitmapIndex
 from ._naive import NaiveIndex
 from ._optimized_bitmap import OptimizedBitmapIndex
-from ._trie import TrieIndex
 from ._typevars import Count, Flag, S, Text
-from ._walk import Unions
 from ._words import Tokens
 
 __all__ = ["ALGORITHMS", "DEFAULT_CACHE_BYTES", "DEFAULT_CACHE_SIZE", "Matcher", "MatcherSnapshot"]
 
 if TYPE_CHECKING:
     from ._captures import Capture  # Matcher.captures
-    from ._dfa import BatchWalk
+    from ._engine.dfa import BatchWalk
 
 _INDEXES: Final[dict[str, type[Index]]] = {
     "naive": NaiveIndex,
@@ -278,7 +278,7 @@ class _Reader(Generic[S]):
         batch's distinct topics level by level in Arrow); None on the other algorithms or while
         a write is under way. The same object while the subscriptions do not change.
 
-        Its interface (:class:`~topicmatch._dfa.BatchWalk`): ``root``, the initial state;
+        Its interface (:class:`~topicmatch._engine.dfa.BatchWalk`): ``root``, the initial state;
         ``advance(states, words)``, the state after each (state, word) pair, learnt at once;
         ``subscribers(state)``, a topic's subscribers when its walk ends there. States are
         opaque. Exact only while nobody writes to this matcher: a caller that cannot rule
@@ -287,7 +287,8 @@ class _Reader(Generic[S]):
         (:meth:`Dialect.plain_topics <topicmatch.Dialect.plain_topics>` picks out those that
         need no more than a split).
         """
-        dfa = self._index.stable_dfa()
+        index = self._index  # only the trie behind the default offers a DFA
+        dfa = index.stable_dfa() if isinstance(index, TrieIndex) else None
         return None if dfa is None else dfa.batch_walk()
 
     def patterns(self) -> list[str]:

@@ -3,7 +3,7 @@
 A ``Matcher`` holds patterns and is asked about topics. An MQTT broker's retained messages turn
 that around: on every subscribe it must find the stored *topics* the new filter matches, and a
 scan of 100k retained messages per subscribe is what EMQX and RabbitMQ users hit. ``TopicIndex``
-keeps the topics in a trie of their words and walks it with the filter (:mod:`._topic_trie`,
+keeps the topics in a trie of their words and walks it with the filter (:mod:`._engine.topic_trie`,
 which the result cache uses too): the walk visits the nodes on the way to the matches and those
 a wildcard fans out over, never the rest of the store: a filter with literal words first costs
 what its matches cost. A broad filter, whose walk would reach most of the store (two or three
@@ -23,7 +23,7 @@ from operator import itemgetter
 from typing import Final, Generic, TypeVar
 
 from ._dialects import make_dialect, plain
-from ._topic_trie import TopicTrie
+from ._engine.topic_trie import TopicTrie
 from ._typevars import Count, Flag, Text
 from ._words import HASH, Tokens, pattern_matches
 
@@ -59,7 +59,7 @@ class TopicIndex(Generic[V]):
     (a broad filter is scanned; one of wildcards only is decided by word counts). Raises
     :class:`~topicmatch.InvalidTopicError` / :class:`~topicmatch.InvalidPatternError` as the
     dialect does; nothing changes then. The store adds no object per topic for CPython's
-    cyclic collector to traverse but the values themselves (:mod:`._topic_trie`).
+    cyclic collector to traverse but the values themselves (:mod:`._engine.topic_trie`).
     """
 
     def __init__(

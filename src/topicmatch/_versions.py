@@ -1,6 +1,6 @@
 """The one write discipline of the core: a version that is odd while a change is published.
 
-Every index (:mod:`._index`) and the result cache (:mod:`._cache`) inherit :class:`Versioned`
+Every index (:mod:`._index`) and the result cache (:mod:`._engine.cache`) inherit :class:`Versioned`
 and follow the same three rules; each store they rely on is commented where it happens.
 
 1. **Writers serialise on ``_lock``**. For most structures the lock is held for the whole

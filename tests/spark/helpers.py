@@ -1,4 +1,5 @@
-"""Helpers of the Spark tests: the pure-Python reference of what ``route`` must return."""
+"""Helpers of the Spark tests: the pure-Python reference of what ``route`` must return, and the
+default matcher's trie."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
+from topicmatch import Matcher
+from topicmatch._engine.trie import TrieIndex
 from topicmatch.spark import Subscriptions
 
 
@@ -32,3 +35,10 @@ def expected_deliveries(
 def pairs_of(frame: DataFrame) -> list[tuple[int, Any]]:
     """(offset, subscriber) of every delivery row, duplicates kept."""
     return [(row["offset"], row["subscriber"]) for row in frame.select("offset", "subscriber").collect()]
+
+
+def trie_of(matcher: Matcher) -> TrieIndex:
+    """The default's trie, which offers the DFA of batch walks (``stable_dfa``)."""
+    index = matcher._index
+    assert isinstance(index, TrieIndex)
+    return index

@@ -16,6 +16,8 @@ from topicmatch import DEFAULT_CACHE_BYTES, DEFAULT_CACHE_SIZE
 from topicmatch.spark import Subscriptions
 from topicmatch.spark._worker import Bounded, Compiled, Validator
 
+from .helpers import trie_of
+
 pytestmark = pytest.mark.spark
 
 #: Charge per entry of a Bounded (its _ENTRY_BYTES), counted here independently.
@@ -97,7 +99,7 @@ def test_a_dfa_out_of_room_has_each_states_set_united_once() -> None:
     assert walker is not None
     topics = pa.array(["a.b", "a.c", "q.b", "a.b.c"])
     where, states = walker.states(topics)  # the DFA learns these states, not their sets yet
-    dfa = compiled.matcher._index.stable_dfa()
+    dfa = trie_of(compiled.matcher).stable_dfa()
     assert dfa is not None
     dfa.max_bytes = dfa.bytes  # out of room from here on
     end = states[int(where[0])]

@@ -12,10 +12,12 @@ from hypothesis import strategies as st
 from tests.strategies import PATTERNS, TOPICS
 from topicmatch import InvalidTopicError, Matcher
 from topicmatch._dialects import make_dialect
-from topicmatch._trie import TrieIndex
+from topicmatch._engine.trie import TrieIndex
 from topicmatch.spark import Subscriptions
 from topicmatch.spark._levels import LevelWalker
 from topicmatch.spark._worker import Compiled
+
+from .helpers import trie_of
 
 pytestmark = pytest.mark.spark
 
@@ -110,7 +112,7 @@ def test_a_full_dfa_still_gives_exact_results() -> None:
     pairs = [("a.*", "x"), ("*.b", "y"), ("a.#", "z"), ("c", "x")]
     table = Subscriptions.from_pairs(pairs)
     compiled = Compiled("amqp", False, table.payload())
-    dfa = compiled.matcher._index.stable_dfa()
+    dfa = trie_of(compiled.matcher).stable_dfa()
     assert dfa is not None
     dfa.max_bytes = 2
     topics: list[str | None] = ["a.b", "a.c", "q.b", "c", "a", "a.b.c", "c.c", "a.b"]

@@ -16,11 +16,13 @@ from hypothesis import strategies as st
 
 from tests.strategies import PATTERNS, TOPICS
 from topicmatch import InvalidTopicError, make_dialect
-from topicmatch._walk import Node
+from topicmatch._engine.walk import Node
 from topicmatch.spark import Subscriptions, _plan
 from topicmatch.spark import _worker as worker
 from topicmatch.spark._levels import LevelWalker
 from topicmatch.spark._stats import Counts, StatsParam
+
+from .helpers import trie_of
 
 pytestmark = pytest.mark.spark
 
@@ -58,7 +60,7 @@ def _route(
 def test_what_a_worker_learns_lives_across_batches() -> None:
     table = Subscriptions.from_pairs([("a.*", "x"), ("#", "y")])
     first = worker.compiled_for("t-cache", "amqp", False, table.payload())
-    dfa = first.matcher._index.stable_dfa()
+    dfa = trie_of(first.matcher).stable_dfa()
     assert dfa is not None
     _route(table, _batch(["a.b", "a.b", "c", "a b"]), "t-cache")
     learnt = dfa.transitions
@@ -70,7 +72,7 @@ def test_what_a_worker_learns_lives_across_batches() -> None:
         (3, "y"),
     ]
     assert dfa.transitions == learnt + 2  # only "a.c.d" was new: c, then d
-    assert first.matcher._index.stable_dfa() is dfa
+    assert trie_of(first.matcher).stable_dfa() is dfa
 
 
 class _Recording:

@@ -69,7 +69,7 @@ def plain_mask(texts: pa.Array, dialect: Dialect) -> BoolArray:
 
 class LevelWalker:
     """Walks many topics through one DFA at once (its matcher must not change meanwhile), by
-    the core's :class:`~topicmatch._dfa.BatchWalk` (``Matcher.batch_walk``) only."""
+    the core's :class:`~topicmatch._engine.dfa.BatchWalk` (``Matcher.batch_walk``) only."""
 
     __slots__ = ("_dialect", "_separator", "_walk", "subscribers")
 

@@ -23,9 +23,9 @@ from collections.abc import Callable, Hashable, Iterable, Iterator
 from sys import intern
 from typing import Any, Final
 
-from ._empty import EMPTY
-from ._governor import Governor
-from ._words import HASH, STAR, Token
+from .._empty import EMPTY
+from .._words import HASH, STAR, Token
+from .governor import Governor
 
 __all__ = [
     "SMALL",
@@ -426,7 +426,7 @@ class Unions:
     charge (tests/test_unions.py traces it), whatever the traffic. The running charge is
     recounted at every judgement: races between readers skew it for one window at most.
 
-    Whether it pays is judged by its :class:`~._governor.Governor`: every :data:`UNION_WINDOW`
+    Whether it pays is judged by its :class:`~.governor.Governor`: every :data:`UNION_WINDOW`
     probes, if its hits saved fewer than :data:`UNION_PAYS` subscribers' insertions per probe
     plus one in :data:`UNION_MISS_SHARE` of the subscribers its misses united (topics that do
     not repeat, small unions, big unions that rarely come again), it empties itself and unites

@@ -1,13 +1,13 @@
 """The subscription trie: one node per word, wildcard branches, one lock for writers.
 
-The nodes and the lookup walks live in :mod:`._walk`; this module holds the writers and the
+The nodes and the lookup walks live in :mod:`.walk`; this module holds the writers and the
 concurrency around them.
 
 Concurrency: the discipline of :mod:`._versions`. Writers serialise on the lock; each
 pattern's change is one store (a fully built branch is linked last; a node's subscriber set is a
 frozenset replaced whole) with the version odd around it, and readers keep a result only if the
 version was even and did not move, so a lookup that raced with a write retries and every result
-is the state at one instant. The optional DFA (:mod:`._dfa`, used by the default matcher) caches
+is the state at one instant. The optional DFA (:mod:`.dfa`, used by the default matcher) caches
 what it derived from one version of the trie, so it is used only at that version, and every
 write replaces it.
 
@@ -24,13 +24,13 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable
 from typing import Final
 
-from ._algebra import TopicRules, overlapping_in_trie
-from ._dfa import DFA
-from ._errors import TopicMatchError
-from ._index import Index, Item
-from ._versions import yield_to_writer
-from ._walk import SMALL, Node, Union, Unions, union_of, walk_general, walk_leaves
-from ._words import HASH, STAR, Tokens
+from .._algebra import TopicRules, overlapping_in_trie
+from .._errors import TopicMatchError
+from .._index import Index, Item
+from .._versions import yield_to_writer
+from .._words import HASH, STAR, Tokens
+from .dfa import DFA
+from .walk import SMALL, Node, Union, Unions, union_of, walk_general, walk_leaves
 
 __all__ = ["TrieIndex"]
 
@@ -43,7 +43,7 @@ _Change = Callable[[str, Tokens, frozenset[Hashable]], int]
 class TrieIndex(Index):
     """Trie with lock-free, version-validated lookups and a global writer lock.
 
-    ``memo``: a memo of the walks' unions (:class:`~._walk.Unions`, the default's; snapshots
+    ``memo``: a memo of the walks' unions (:class:`~.walk.Unions`, the default's; snapshots
     share it, as its entries are right for any state of the trie). ``dfa_bytes``: the trie
     offers a DFA of its current version for batch walks (:meth:`stable_dfa`, the default's),
     bounded at that many bytes; None for none.
@@ -72,7 +72,7 @@ class TrieIndex(Index):
         self._dfa_bytes = dfa_bytes
         self._dfa: DFA | None = None  # made by stable_dfa for the version it describes
         self._count = 0
-        #: Pairs above which a node is *big* (its union made by readers, :class:`~._walk.Node`);
+        #: Pairs above which a node is *big* (its union made by readers, :class:`~.walk.Node`);
         #: set before the first write (tests make every node big with 1).
         self.small = SMALL
 

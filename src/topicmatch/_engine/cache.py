@@ -15,7 +15,7 @@ it in ``warm`` (a dict insert); a third lookup finds it there and moves it to ``
 indexed for invalidation (below). So the dearer step, indexing, is paid only by topics that came
 back twice, and a topic seen once or twice costs little.
 
-**Admission has a governor** (:class:`~._governor.Governor`): every :data:`ADMIT_WINDOW` misses
+**Admission has a governor** (:class:`~.governor.Governor`): every :data:`ADMIT_WINDOW` misses
 it judges whether the stores paid, that is, whether at least one in :data:`ADMIT_PAYS` of them
 was followed by a promotion. If not (topics that never repeat, or repeat once and no more),
 misses record and store nothing for :data:`ADMIT_BACKOFF` misses, doubling up to
@@ -45,13 +45,13 @@ the default 65,536 entries). Topics longer than :data:`MAX_TOPIC_CHARS` characte
 :data:`MAX_TOPIC_WORDS` words are never stored.
 
 **Nothing for the collector.** A store creates no object that CPython's cyclic collector tracks:
-the index of the ``hot`` topics is :mod:`._topic_trie`'s, and the bookkeeping dicts hold strings
+the index of the ``hot`` topics is :mod:`.topic_trie`'s, and the bookkeeping dicts hold strings
 and integers only (stores that made tracked objects put a third of the lookups' time into
 collections where topics come and go: ``benchmarks/cache_collector.py``).
 
 **Invalidation: exact for hot, wholesale for warm, bounded.** Before a write commits, the cache
 drops exactly the ``hot`` topics the written pattern matches, found by a walk of their index
-(:class:`~._topic_trie.TopicTrie`) with the roles of a lookup swapped, taking at most
+(:class:`~.topic_trie.TopicTrie`) with the roles of a lookup swapped, taking at most
 :data:`WALK_STEPS` steps per token of the pattern (plus one); past that budget ``hot`` is emptied
 instead. ``warm``, which is not indexed, is emptied by every write. So a write costs
 O(len(pattern) x WALK_STEPS) whatever is cached (``tests/test_bounds.py`` counts the steps), and
@@ -71,11 +71,11 @@ import sys
 from collections.abc import Callable, Hashable, Iterable
 from typing import Final, TypeVar
 
-from ._empty import EMPTY
-from ._governor import Governor
-from ._topic_trie import NODE_BYTES, TopicTrie
-from ._versions import Versioned
-from ._words import Tokens
+from .._empty import EMPTY
+from .._versions import Versioned
+from .._words import Tokens
+from .governor import Governor
+from .topic_trie import NODE_BYTES, TopicTrie
 
 __all__ = ["ResultCache"]
 

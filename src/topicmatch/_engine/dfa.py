@@ -1,7 +1,7 @@
 """A DFA over the subscription trie, learnt on demand: the default's engine for batch walks.
 
 The trie's lookup simulates an NFA: after each word it holds the set of trie nodes still alive
-(see :mod:`._walk`). That set depends only on the set before and the word, so it can be
+(see :mod:`.walk`). That set depends only on the set before and the word, so it can be
 memoised: a DFA *state* is a set of live trie nodes, and a *transition* (state, word) -> state is
 computed once, by one step of the trie walk, then read with a single dict access. This is how
 RE2 and Rust's regex run regular expressions. A caller that walks many topics at once, word
@@ -20,7 +20,7 @@ wide states.
 Scope:
 
 * The DFA is derived data of one version of the trie: the trie hands it out only at that
-  version (:meth:`~._trie.TrieIndex.stable_dfa`), and every write drops it.
+  version (:meth:`~.trie.TrieIndex.stable_dfa`), and every write drops it.
 * MQTT's ``$`` rule applies to the first word only, so only the initial state looks at it; the
   transition is keyed by the word, which decides it.
 """
@@ -31,9 +31,9 @@ import sys
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Final
 
-from ._empty import EMPTY
-from ._errors import InvalidWalkError, shortened
-from ._walk import Node, step, subs_of, union_of
+from .._empty import EMPTY
+from .._errors import InvalidWalkError, shortened
+from .walk import Node, step, subs_of, union_of
 
 __all__ = ["DFA", "ENTRY_BYTES", "BatchWalk"]
 
@@ -166,7 +166,7 @@ class DFA:
 
         A step from a set of trie nodes is, for any word, the same *fixed* part (the ``#`` nodes,
         which absorb the word, and every ``*`` child, each with its own ``#`` child) plus the
-        literal children named ``word`` (each with its ``#`` child): this is ``_walk.step``
+        literal children named ``word`` (each with its ``#`` child): this is ``walk.step``
         rearranged. Each state keeps its fixed part and its nodes' children dicts, so a cold
         step costs a dict lookup per dict; and a word that no dict holds (most words, in a
         state that ``#`` or ``*`` patterns keep wide) leads to one state per source state,

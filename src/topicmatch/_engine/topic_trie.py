@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from ._words import HASH, STAR, Tokens
+from .._words import HASH, STAR, Tokens
 
 __all__ = ["NODE_BYTES", "TopicTrie"]
 
