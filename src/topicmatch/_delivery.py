@@ -33,8 +33,10 @@ compares them with that broker:
   publications.
 * **Access**: a client given :class:`~topicmatch.ClientRules` receives only topics its
   :meth:`~topicmatch.ClientRules.may_receive` allows (Mosquitto's read check); a client without
-  rules receives everything (a Mosquitto without ``acl_file``). Checking the publisher's write
-  access is the broker's, before it plans.
+  rules receives what a Mosquitto without ``acl_file`` delivers: every topic but those that
+  start with ``$share``, whose read Mosquitto refuses every client, ``acl_file`` or not (it
+  refuses a client's PUBLISH there too; a bridge can bring one in). Checking the publisher's
+  write access is the broker's, before it plans.
 * **A repeated SUBSCRIBE** of a filter the client holds changes its QoS and identifier only:
   Mosquitto keeps the first SUBSCRIBE's no-local and retain-as-published (MQTT 5 says the new
   options replace the old). An identifier left out removes the old one.
@@ -205,9 +207,10 @@ class DeliveryPlanner:
 
     def connect(self, client: Text, *, mqtt5: bool = True, rules: ClientRules | None = None) -> None:
         """Register ``client`` (its client id), an MQTT 5 client or (``mqtt5=False``) an MQTT
-        3.1.1 one, with the access ``rules`` its messages pass (None: every topic). A client
-        already known keeps its subscriptions (a resumed session) and takes the new settings.
-        O(1). :class:`~topicmatch.ConfigurationError` for arguments of the wrong type."""
+        3.1.1 one, with the access ``rules`` its messages pass (None: every topic but those
+        starting with ``$share``, as Mosquitto). A client already known keeps its subscriptions
+        (a resumed session) and takes the new settings. O(1).
+        :class:`~topicmatch.ConfigurationError` for arguments of the wrong type."""
         _check_client(client)
         if not isinstance(mqtt5, bool):
             raise ConfigurationError(f"mqtt5 must be a bool, not {mqtt5!r}")
@@ -380,7 +383,11 @@ class DeliveryPlanner:
         known = self._clients[client]
         may = allowed.get(client)
         if may is None:
-            may = allowed[client] = known.rules is None or known.rules.may_receive(topic)
+            rules = known.rules
+            # Without rules, Mosquitto's own read rule still holds (acl__check_dollar in its
+            # security.c, before any acl_file): no client reads a topic starting with '$share'.
+            may = not topic.startswith("$share") if rules is None else rules.may_receive(topic)
+            allowed[client] = may
         if not may:
             return
         sent = copies.get(client)

@@ -9,12 +9,15 @@ matters), one after the other: each waits for its acknowledgement (a QoS 0 one f
 fence behind it from the same connection: Mosquitto routes a connection's packets in order),
 so the broker routes them in the planner's order and the shared groups' turns can be compared
 exactly. What each client received of each message, as a multiset of (QoS, retain flag,
-subscription identifiers), must be what :meth:`DeliveryPlanner.plan` says.
+subscription identifiers), must be what :meth:`DeliveryPlanner.plan` says. And, through a
+bridge from a second Mosquitto, topics that start with ``$share`` (Mosquitto's own rule: no
+client reads them, with or without ``acl_file``) beside others, to clients without rules.
 """
 
 from __future__ import annotations
 
 import random
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -265,3 +268,49 @@ def test_an_mqtt311_client_gets_the_first_subscription_of_the_walk(tmp_path: Pat
                 client.close()
     assert received == expected
     assert {qos for got in expected.values() for _n, qos in got} == {0, 2}
+
+
+#: (remote topic, the local topic a bridge makes of it): only a bridge brings a topic that starts
+#: with '$share' into Mosquitto (it refuses every client's PUBLISH there), and the local
+#: subscribers of these filters then get what Mosquitto's own read rule lets through.
+BRIDGED = [("r1/a", "$shared/a"), ("r2/a", "$sharex/a"), ("r3/a", "$other/a"), ("r4/a", "plain/a")]
+BRIDGED_FILTERS = ["$shared/#", "$sharex/#", "$other/#", "plain/#"]
+
+
+def test_a_bridged_share_topic_reaches_no_one_as_in_mosquitto(tmp_path: Path) -> None:
+    # Mosquitto refuses the read of a topic starting with '$share' to every client, acl_file or
+    # not (acl__check_dollar); the planner's clients without rules stand for such a Mosquitto.
+    bridge = ["connection b", "cleansession true"]
+    bridge += ["topic a in 1 $shared/ r1/", "topic a in 1 $sharex/ r2/", "topic a in 1 $other/ r3/"]
+    bridge += ["topic a in 1 plain/ r4/", "topic # in 1 fence/ r5/"]
+    (tmp_path / "remote").mkdir()
+    (tmp_path / "local").mkdir()
+    planner = DeliveryPlanner()
+    planner.connect("sub")
+    for filter_ in BRIDGED_FILTERS:
+        planner.subscribe("sub", filter_)
+    expected = {local for _remote, local in BRIDGED if planner.plan(local)}
+    with (
+        mosquitto(tmp_path / "remote", []) as remote,
+        mosquitto(tmp_path / "local", [*bridge, f"address 127.0.0.1:{remote}"]) as local,
+    ):
+        subscriber = V5Client(local, "sub")
+        publisher = V5Client(remote, "pub")
+        try:
+            for filter_ in [*BRIDGED_FILTERS, "fence/#"]:
+                assert subscriber.subscribe(filter_) < 0x80
+            for attempt in range(100):  # until the bridge is up: its fences arrive
+                assert publisher.publish(f"r5/{attempt}") < 0x80
+                if subscriber.received:
+                    break
+                time.sleep(0.1)
+            for remote_topic, _local in BRIDGED:
+                assert publisher.publish(remote_topic) < 0x80
+            assert publisher.publish("r5/last") < 0x80
+            subscriber.wait_for("fence/last")  # one bridge connection: in order
+        finally:
+            subscriber.close()
+            publisher.close()
+    received = {topic for topic in subscriber.received if not topic.startswith("fence/")}
+    assert received == {"$other/a", "plain/a"}  # Mosquitto's answer, the test's control
+    assert expected == received
