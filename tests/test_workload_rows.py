@@ -1,6 +1,6 @@
 """The workload matrix's arithmetic on rounds made by hand: medians, ratios round by round, and
 the list of cells under the target with their rounds; the order its contenders run in; its rows'
-names."""
+names; a row whose contenders write among their lookups."""
 
 from __future__ import annotations
 
@@ -10,7 +10,25 @@ from pathlib import Path
 
 import pytest
 
-from topicmatch.bench.workloads import FULL, QUICK, STEADY, Row, _best, _order, _under, rows_of
+from topicmatch import Matcher
+from topicmatch.bench import shapes
+from topicmatch.bench.contenders import AGAIN
+from topicmatch.bench.report import Progress
+from topicmatch.bench.workloads import (
+    FULL,
+    QUICK,
+    STEADY,
+    Row,
+    _best,
+    _Held,
+    _order,
+    _rates_of,
+    _under,
+    _write_to,
+    lookup_row,
+    phases_of,
+    rows_of,
+)
 from topicmatch.cli import main
 from topicmatch.cli._bench import WORKLOAD_ROWS
 
@@ -96,3 +114,40 @@ def test_under_lists_each_cell_below_the_target_with_its_rounds() -> None:
         ["shape", STEADY, "default, no cache", "0.94", "0.82, 0.94, 0.96", "1 of 3"],
     ]
     # Not listed: the steady cell against the trie (0.96) and the first against no cache (1.03).
+
+
+def _writing_shape(every: int) -> shapes.Shape:
+    """20 AMQP patterns a.<k>, topics over them, and writes that move each to b.<k> and back, a
+    thousand times over."""
+    pairs = [(f"a.{k}", k) for k in range(20)]
+    moves = [(f"{a}.{k}", f"{b}.{k}", k) for a, b in (("a", "b"), ("b", "a")) for k in range(20)]
+    writes = [op for old, new, k in moves * 1_000 for op in ((False, old, k), (True, new, k))]
+    topics = [f"{word}.{k % 20}" for k in range(2_000) for word in ("a", "b")]
+    return shapes.Shape("writing", "amqp", pairs, topics, once=True, writes=writes, every=every)
+
+
+def test_a_write_comes_after_every_every_lookups_and_goes_on_where_it_stopped() -> None:
+    held = _Held(Matcher(dialect="amqp"), _writing_shape(every=3))
+    _rates_of(held, "topics", 0, 10, (10,), 10.0)
+    assert (held.written, held.since) == (3, 1)  # writes after lookups 3, 6, 9
+    _rates_of(held, "topics", 10, 15, (5,), 10.0)
+    assert (held.written, held.since) == (5, 0)  # and after 12 and 15
+    assert held.contender.lookup("a.1") == set()  # a.0 and a.1 moved
+    assert held.contender.lookup("b.1") == {1}
+    assert held.contender.lookup("a.2") == set()  # its unsubscribe done, not yet its subscribe
+    assert held.contender.lookup("b.2") == set()
+    _write_to(held, 8)
+    assert held.written == 8
+    assert held.contender.lookup("a.3") == set()
+    assert held.contender.lookup("b.3") == {3}
+
+
+def test_contenders_that_write_among_lookups_are_checked_on_the_same_table() -> None:
+    """A row whose contenders write among their lookups runs every phase, and its answers are
+    checked with every contender brought to the same write (:func:`_write_to`, tested above):
+    a time budget may stop each at another."""
+    (row,) = lookup_row(
+        _writing_shape(every=7), "", QUICK, 1, Progress("t", io.StringIO()), False, ("default", "trie", AGAIN)
+    )
+    assert set(row.samples) == set(phases_of(QUICK))
+    assert row.notes == {}  # no contender disagreed with the trie (an algorithm would raise)

@@ -32,6 +32,8 @@ from a fixed seed. The shapes, and the systems they stand for:
   later repeats differ most.
 * ``burst``: a NATS server's mix: many subscriptions, a thousand hot subjects, then a burst of
   subjects never seen before, then the hot subjects again (``Shape.hot`` and ``Shape.topics``).
+
+``topicmatch bench sweep`` draws its shapes from a space of parameters instead: :mod:`.sweep`.
 """
 
 from __future__ import annotations
@@ -135,9 +137,11 @@ def realistic(
 class Shape:
     """One row's data: ``pairs`` to subscribe, ``topics`` to look up (in this order).
 
-    ``once`` means every topic is new to the matcher when looked up (the runs take consecutive
-    slices of ``topics`` and never repeat one). ``writes`` (churn only) are (subscribe?, pattern,
-    subscriber) operations to interleave with the lookups.
+    ``once`` means the runs take consecutive slices of ``topics`` and never read a slice twice: on
+    the matrix's rows every topic is then new to the matcher when looked up; a sweep's shape
+    (:mod:`.sweep`) repeats topics within the sequence, as traffic does. ``writes`` are
+    (subscribe?, pattern, subscriber) operations to interleave with the lookups: on the churn row
+    paced in time; with ``every`` (lookups per write), one after every ``every`` lookups.
     """
 
     name: str
@@ -146,6 +150,7 @@ class Shape:
     topics: list[str]
     once: bool = False
     writes: list[tuple[bool, str, int]] = field(default_factory=list)
+    every: int = 0  # lookups per write (0: the writes, if any, are paced in time: churn)
     hot: list[str] = field(default_factory=list)  # burst only: the subjects hot before and after
 
     @property

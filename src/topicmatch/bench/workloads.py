@@ -65,7 +65,7 @@ from .contenders import AGAIN, ALGORITHMS, PEERS, Contender, NotBuilt, build, co
 from .report import Progress, Report, fmt_int
 from .timing import median
 
-__all__ = ["RowSpec", "rows_of", "run"]
+__all__ = ["STEADY", "Row", "RowSpec", "Sizes", "lookup_row", "phases_of", "rows_of", "run"]
 
 FIVE = ("naive", "inverted_bitmap", "optimized_bitmap", "trie", "cstrie")
 WRITE_RATE = 10_000  # churn: subscribe/unsubscribe operations per second
@@ -169,7 +169,8 @@ class Row:
         return median(ratios) if ratios else None
 
 
-def _phases(sizes: Sizes) -> list[str]:
+def phases_of(sizes: Sizes) -> list[str]:
+    """The names of a row's phases: each early window (``first 10,000``), then :data:`STEADY`."""
     return [f"first {n:,}" for n in sizes.early] + [STEADY]
 
 
@@ -210,10 +211,13 @@ def _window_rates(
 # -- in a contender's own process (.alone): what the parent asks it to run ------------------
 @dataclass
 class _Held:
-    """What a contender's process keeps: the contender, and the row's data it inherited."""
+    """What a contender's process keeps: the contender, the row's data it inherited, and where
+    its lookups are in the row's writes (``shape.every``: a write after every ``every`` lookups)."""
 
     contender: Contender
     shape: shapes.Shape
+    written: int = 0  # the writes of ``shape.writes`` applied
+    since: int = 0  # lookups since the last write
 
 
 def _make(name: str, shape: shapes.Shape, sizes: Sizes, memory: bool) -> tuple[_Held | None, dict[str, Any]]:
@@ -247,8 +251,47 @@ def _topics(shape: shapes.Shape, source: str, start: int, stop: int) -> list[str
 def _rates_of(
     held: _Held, source: str, start: int, stop: int, windows: tuple[int, ...], budget: float
 ) -> dict[int, tuple[float, int]]:
-    """:func:`_window_rates` of the contender over :func:`_topics`."""
-    return _window_rates(held.contender.lookup, _topics(held.shape, source, start, stop), windows, budget)
+    """:func:`_window_rates` of the contender over :func:`_topics`; where the row writes among its
+    lookups (``shape.every``), each ``every``-th lookup is preceded by the next write, going on
+    where the last call stopped, and the rate is that of the lookups with the writes' time
+    included (a write a lookup makes the contender wait for, as a broker's lookups wait for its
+    subscribes)."""
+    topics = _topics(held.shape, source, start, stop)
+    every = held.shape.every
+    if not every:
+        return _window_rates(held.contender.lookup, topics, windows, budget)
+    contender, writes = held.contender, held.shape.writes
+    lookup, subscribe, unsubscribe = contender.lookup, contender.subscribe, contender.unsubscribe
+    left = every - held.since
+
+    def write_and_look_up(topic: str) -> Any:
+        nonlocal left
+        left -= 1
+        if not left:
+            left = every
+            adding, pattern, subscriber = writes[held.written]
+            (subscribe if adding else unsubscribe)(pattern, subscriber)
+            held.written += 1
+        return lookup(topic)
+
+    try:
+        return _window_rates(write_and_look_up, topics, windows, budget)
+    finally:
+        held.since = every - left
+
+
+def _written(held: _Held) -> int:
+    """How many of the row's writes the contender has applied."""
+    return held.written
+
+
+def _write_to(held: _Held, count: int) -> None:
+    """Apply the row's writes up to the first ``count``: contenders that did different numbers of
+    lookups (a time budget) then hold the same table, and their answers compare."""
+    contender = held.contender
+    for adding, pattern, subscriber in held.shape.writes[held.written : count]:
+        (contender.subscribe if adding else contender.unsubscribe)(pattern, subscriber)
+    held.written = max(held.written, count)
 
 
 def _digest(answer: Any) -> tuple[int, int]:
@@ -474,7 +517,7 @@ def _rates_over(
     return {name: done[name] / max(spent[name], 1e-9) for name in names}
 
 
-def _lookup_row(
+def lookup_row(
     shape: shapes.Shape,
     title: str,
     sizes: Sizes,
@@ -488,10 +531,13 @@ def _lookup_row(
     every round (the others, built once, get one round of early life before any other lookup).
     Steady state: round 0 warms up, then ``repeat`` rounds, on builds kept for every round where
     topics repeat, on builds of the round (warmed up on the same topics) where they are seen
-    once."""
+    once (``shape.once``). Where ``shape.every`` is set, every contender writes among its lookups
+    (:func:`_rates_of`), and before the answers are checked each is brought to the same write.
+    The matrix runs its lookup rows with it, and ``bench sweep`` (:mod:`.sweep`) each shape it
+    draws."""
     row = Row(shape.name, title, shape.dialect, contenders=contenders)
     names = [n for n in row.contenders if not (n == "inverted_bitmap" and shape.once)]
-    if shape.once:
+    if shape.once and "inverted_bitmap" in row.contenders:
         row.notes["inverted_bitmap"] = _NEW_TOPICS
     rebuilt = [n for n in names if n in REBUILT_AT_SCALE or not large]
     early = _early_life(shape, row, sizes, repeat, progress, rebuilt)
@@ -543,6 +589,10 @@ def _lookup_row(
                     for name, rate in _rates_over(alones, slices[0], budget, r).items():
                         seen[name].append(rate)
                 if r == repeat:
+                    if shape.every:  # writes among the lookups: the same table in every contender
+                        last = max(alone.call(_written) for alone in alones.values())
+                        for alone in alones.values():
+                            alone.call(_write_to, last)
                     sample = list(dict.fromkeys(shape.topics[:SAMPLE]))
                     reference = alones["trie"].call(_answers, sample, sizes.build_budget)
                     for name, alone in alones.items():
@@ -790,7 +840,7 @@ def _burst_row(
     try:
         progress(f"{row.name}: hot, burst, hot again: {counted(len(built), 'contender')}")
         samples = _rounds(list(built), repeat, measure)
-        for phase in _phases(sizes):
+        for phase in phases_of(sizes):
             _keep(row, phase, samples)
         for name in built:
             row.extra[name].update(hot_before=median(before[name]), burst=median(burst_rates[name]))
@@ -875,7 +925,7 @@ def _matrix(
         elif spec.kind == "burst":
             yield _burst_row(shape, sizes, repeat, progress, names)
         else:
-            yield from _lookup_row(shape, spec.title, sizes, repeat, progress, spec.kind == "large", names)
+            yield from lookup_row(shape, spec.title, sizes, repeat, progress, spec.kind == "large", names)
 
 
 def _chart(rows: list[Row], phase: str) -> Any:
@@ -1038,7 +1088,7 @@ def run(
         {"repeat": repeat, **vars(sizes), "write_rate": WRITE_RATE},
         quick=quick,
     )
-    phases = _phases(sizes)
+    phases = phases_of(sizes)
     rows = list(_matrix(sizes, repeat, progress, only, contenders))
     report.text(__doc__ or "")
     headers, table = _summary(rows, phases)
