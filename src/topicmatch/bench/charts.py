@@ -7,7 +7,7 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["grouped_bars", "heatmap", "lines", "nines"]
+__all__ = ["grouped_bars", "heatmap", "lines", "nines", "ratio_dots"]
 
 NINES = (50.0, 90.0, 99.0, 99.9, 99.99, 99.999, 99.9999)
 
@@ -131,6 +131,98 @@ def _ratio_label(v: float) -> str:
     if v >= 0.1:
         return f"{v:.2f}"
     return f"1/{1 / v:,.0f}"
+
+
+#: Where :func:`ratio_dots` may put a tick, the first first: the powers of ten, then 2 and 5
+#: times them, then finer steps, each kept where it is far enough from those kept before.
+_RATIO_TICKS = (1.0, 0.1, 10.0, 100.0, 0.5, 2.0, 0.2, 5.0, 20.0, 50.0, 0.7, 1.5, 0.3, 3.0, 0.9, 1.25, 0.8)
+
+
+def _spaced_ticks(low: float, high: float, count: int = 9) -> list[float]:
+    """Ticks between ``low`` and ``high`` on a log axis: those of :data:`_RATIO_TICKS` in turn
+    that lie at least a ``count``-th of the axis from every tick kept before.
+
+    >>> _spaced_ticks(0.5, 3.0), _spaced_ticks(0.7, 1.4)
+    ([0.5, 0.7, 1.0, 1.5, 2.0, 3.0], [0.7, 0.8, 0.9, 1.0, 1.25])
+    """
+    gap = (math.log10(high) - math.log10(low)) / count
+    ticks: list[float] = []
+    for t in _RATIO_TICKS:
+        if low <= t <= high and all(abs(math.log10(t / k)) >= gap for k in ticks):
+            ticks.append(t)
+    return sorted(ticks)
+
+
+def ratio_dots(
+    labels: Sequence[str],
+    panels: Mapping[str, Sequence[tuple[float, float, float, float | None] | None]],
+    title: str,
+    xlabel: str,
+    marks: Sequence[float] = (),
+) -> Any:
+    """Ratios with their noise: one panel per entry of ``panels`` (a phase), one line per label
+    (the first on top), each value ``(median, low, high, band)`` drawn as a dot at the median, a
+    line from ``low`` to ``high`` (its rounds), over a grey band from ``1 - band`` to ``1 +
+    band`` (how far an A/A control strayed from 1: a ratio inside it is noise). None leaves a
+    line empty. One log axis for all panels, a line at 1 and a dashed one at each of ``marks``;
+    a dot under the lowest mark and outside its band is red (a decided gap), and a legend says
+    what each thing is. O(labels x panels)."""
+    plt = _pyplot()
+    from matplotlib.lines import Line2D  # noqa: PLC0415 - with the rest of matplotlib
+    from matplotlib.patches import Patch  # noqa: PLC0415
+    from matplotlib.ticker import FixedLocator, NullLocator  # noqa: PLC0415
+
+    values = [v for column in panels.values() for v in column if v is not None]
+    floor = min([*marks, *(v[1] for v in values), 1.0]) * 0.9
+    top = max([*(v[2] for v in values), *(1 + (v[3] or 0.0) for v in values), 1.1]) * 1.1
+    flag = min(marks) if marks else None
+    height = 2.0 + 0.3 * len(labels)  # inches: the rows, and the title, axis and legend
+    fig, axes = plt.subplots(
+        1,
+        len(panels),
+        figsize=(2.5 + 3.2 * len(panels), height),
+        sharey=True,
+        squeeze=False,
+    )
+    y = [len(labels) - 1 - i for i in range(len(labels))]
+    for ax, (name, column) in zip(axes[0], panels.items(), strict=True):
+        for at, value in zip(y, column, strict=True):
+            if value is None:
+                continue
+            mid, low, high, band = value
+            if band is not None:
+                ax.barh(at, 2 * band, left=max(1 - band, floor), height=0.7, color="0.85", zorder=1)
+            decided = flag is not None and mid < flag and (band is None or 1 - mid > band)
+            colour = "tab:red" if decided else "tab:blue"
+            ax.plot([low, high], [at, at], color=colour, linewidth=1.2, zorder=2)
+            ax.plot([mid], [at], "o", color=colour, markersize=4.5, zorder=3)
+        ax.axvline(1.0, color="0.2", linewidth=0.8, zorder=0)
+        for mark in marks:
+            ax.axvline(mark, color="0.4", linewidth=0.8, linestyle="--", zorder=0)
+        ax.set_xscale("log")
+        ax.set_xlim(floor, top)
+        ticks = _spaced_ticks(floor, top)
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
+        ax.set_xticklabels([f"{t:g}" for t in ticks])
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_title(name, fontsize="medium")
+        ax.set_xlabel(xlabel, fontsize="small")
+        ax.grid(axis="x", alpha=0.3)
+        ax.set_ylim(-0.7, len(labels) - 0.3)
+    axes[0][0].set_yticks(y, labels, fontsize="small")
+    legend = [
+        Line2D([], [], marker="o", color="tab:blue", label="median of the rounds, line: their range"),
+        Patch(color="0.85", label="A/A band: 1 ± |default ÷ default again - 1| (noise)"),
+    ]
+    if flag is not None:
+        legend += [
+            Line2D([], [], color="0.4", linestyle="--", label=f"{flag:g}: a shape under it is listed"),
+            Line2D([], [], marker="o", color="tab:red", label=f"under {flag:g} by more than the A/A band"),
+        ]
+    fig.legend(handles=legend, loc="lower center", ncol=2, fontsize="small", bbox_to_anchor=(0.5, 0.0))
+    fig.suptitle(title, fontsize="medium")
+    fig.tight_layout(rect=(0, 0.5 / height, 1, 1))  # the legend's two lines below the panels
+    return fig
 
 
 def lines(
