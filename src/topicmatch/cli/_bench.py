@@ -1,9 +1,10 @@
 """``topicmatch bench``: one subcommand per experiment.
 
-Declared here: the study's experiments and the workload matrix (:data:`EXPERIMENTS`, each a
-module of :mod:`topicmatch.bench` with ``run(out, repeat, quick, progress) -> Path``), ``bench
-all``, and ``bench pipeline`` (the Spark pipeline's benchmark, which needs the ``spark`` extra:
-:mod:`topicmatch.bench.spark_pipeline` and :mod:`topicmatch.bench.spark_scale`).
+Declared here: the study's experiments, the workload matrix and the sweep (:data:`EXPERIMENTS`,
+each a module of :mod:`topicmatch.bench` with ``run(out, repeat, quick, progress) -> Path``, and
+the keywords of its own options, :data:`OPTIONS`), ``bench all``, and ``bench pipeline`` (the
+Spark pipeline's benchmark, which needs the ``spark`` extra: :mod:`topicmatch.bench.spark_pipeline`
+and :mod:`topicmatch.bench.spark_scale`).
 Other installed distributions add theirs through the entry point group ``topicmatch.bench``: a
 function ``add_bench_commands(subparsers)`` (the latency harness, ``topicmatch_latency``, adds
 ``latency``, ``commitlog`` and ``brokers``). Every runner imports its heavy dependencies when it
@@ -43,12 +44,25 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
         "topicmatch.bench.workloads",
         "every matcher and peer on real-world shapes: distinct, Zipf, unmatched, churn, fan-out, 1M",
     ),
+    "sweep": (
+        "topicmatch.bench.sweep",
+        "the default against the plain trie (and itself, A/A) on 30 workload shapes drawn at random",
+    ),
+}
+
+#: The options an experiment has beyond every experiment's, passed to its ``run`` by keyword when
+#: given: experiment -> option's attribute -> ``run``'s parameter.
+OPTIONS: dict[str, dict[str, str]] = {
+    "workloads": {"rows": "only"},
+    "sweep": {"seed": "seed", "shapes": "shape_count"},
 }
 
 
 #: What ``bench NAME --quick`` cost in CPU seconds (all its processes, ``/usr/bin/time``), pure
 #: build, on a 2-core Xeon VM of docs/performance.md's machines; its wall time at a load average
-#: of 13 to 18 there was 3 to 5 times as long (the workload matrix: 50 s of CPU, 175 s of wall).
+#: of 13 to 18 there was 3 to 5 times as long (the workload matrix: 50 s of CPU, 175 s of wall). The
+#: sweep's was measured on the AMD EPYC VM instead: 3.9 to 4.7 s over three seeds, its 6 shapes
+#: drawn anew by each (8 s of wall at a load average of 8).
 QUICK_CPU_S = {
     "operations": 5,
     "throughput": 3,
@@ -59,6 +73,7 @@ QUICK_CPU_S = {
     "peers": 2,
     "amqtt": 8,
     "workloads": 50,
+    "sweep": 5,
 }
 
 
@@ -137,6 +152,20 @@ def _add_experiments(subparsers: Any) -> None:
                 metavar="ROW[,ROW...]",
                 help=f"only these rows ({', '.join(WORKLOAD_ROWS)}; quick sizes name them after theirs)",
             )
+        if name == "sweep":
+            parser.add_argument(
+                "--shapes",
+                type=int,
+                metavar="N",
+                help="shapes to draw and measure (default: 30, with --quick 6)",
+            )
+            parser.add_argument(
+                "--seed",
+                type=int,
+                metavar="N",
+                help="the seed the shapes are drawn from: the same seed, the same shapes (default: a random "
+                "one, printed at the start and in the report)",
+            )
         parser.set_defaults(run=functools.partial(_run, [name]))
     parser = subparsers.add_parser(
         "all",
@@ -163,8 +192,11 @@ def _run(
     for name in names:
         module = importlib.import_module(EXPERIMENTS[name][0])
         out = options.out / name if nested else options.out
-        rows = getattr(options, "rows", None)
-        extra = {"only": rows} if rows else {}
+        extra = {
+            parameter: value
+            for option, parameter in OPTIONS.get(name, {}).items()
+            if (value := getattr(options, option, None)) is not None
+        }
         report = module.run(out, repeat=repeat, quick=options.quick, progress=Progress(name, stderr), **extra)
         if options.quick:
             mark_quick(report)
