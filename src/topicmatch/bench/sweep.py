@@ -40,7 +40,8 @@ matcher's first 10,000 and first 60,000 lookups, and the **steady state**, a bui
 60,000 lookups and then timed on 60,000 more (each round another stretch of the sequence: its
 repeats are of topics the warm-up made hot, its new topics new); ``--quick``: 1,000, 6,000 and
 6,000, with budgets of 0.2 s. A ratio is the median over the rounds of the default's rate
-divided by the other's in the same round.
+divided by the other's in the same round. How to read the report: docs/performance.md, section
+"The sweep".
 """
 
 from __future__ import annotations
