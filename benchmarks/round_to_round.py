@@ -9,8 +9,7 @@ of what it allocated) and the time of its full collections (a ``gc.callbacks`` h
 ``--collector-off`` the cyclic collector is off during the rounds (what part of the swing is
 its collections).
 
-Figures: README.md (the paho adapter's rates over a fresh matcher's first lookups); no run
-is committed (docs/performance.md, "Other experiments").
+Figures: none committed (docs/performance.md, "Other experiments").
 """
 
 from __future__ import annotations
