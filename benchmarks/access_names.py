@@ -1,5 +1,5 @@
-"""What an access check costs by the length of the client's names (docs/conformance.md, "Access
-rules against a hostile client").
+"""What an access check costs by the length of the client's names (docs/conformance.md, "What a
+check costs").
 
     .venv/bin/python benchmarks/access_names.py [--rounds R] [--checks N]
 
@@ -12,8 +12,8 @@ checks (default 2,000) in a fresh process and reports its CPU time; rounds (defa
 the order; the 10-byte id runs twice, and the spread of that A/A pair is printed beside the
 ratio: a ratio inside it is no difference.
 
-Figures: docs/conformance.md ("Access rules against a hostile client"), raw results in
-docs/results/access_names.txt.
+Figures: docs/conformance.md, section "Access rules, shared subscriptions and the adapters,
+against the real thing" ("What a check costs"), raw results in docs/results/access_names.txt.
 """
 
 from __future__ import annotations
