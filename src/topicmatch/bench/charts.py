@@ -10,6 +10,8 @@ from typing import Any
 __all__ = ["grouped_bars", "heatmap", "lines", "nines", "ratio_dots"]
 
 NINES = (50.0, 90.0, 99.0, 99.9, 99.99, 99.999, 99.9999)
+#: The red and blue of matplotlib's default colours (its "tab:red", "tab:blue"), written out.
+RED, BLUE = "#d62728", "#1f77b4"
 
 
 def _pyplot() -> Any:
@@ -193,7 +195,7 @@ def ratio_dots(
             if band is not None:
                 ax.barh(at, 2 * band, left=max(1 - band, floor), height=0.7, color="0.85", zorder=1)
             decided = flag is not None and mid < flag and (band is None or 1 - mid > band)
-            colour = "tab:red" if decided else "tab:blue"
+            colour = RED if decided else BLUE
             ax.plot([low, high], [at, at], color=colour, linewidth=1.2, zorder=2)
             ax.plot([mid], [at], "o", color=colour, markersize=4.5, zorder=3)
         ax.axvline(1.0, color="0.2", linewidth=0.8, zorder=0)
@@ -211,13 +213,13 @@ def ratio_dots(
         ax.set_ylim(-0.7, len(labels) - 0.3)
     axes[0][0].set_yticks(y, labels, fontsize="small")
     legend = [
-        Line2D([], [], marker="o", color="tab:blue", label="median of the rounds, line: their range"),
+        Line2D([], [], marker="o", color=BLUE, label="median of the rounds, line: their range"),
         Patch(color="0.85", label="A/A band: 1 ± |default ÷ default again - 1| (noise)"),
     ]
     if flag is not None:
         legend += [
             Line2D([], [], color="0.4", linestyle="--", label=f"{flag:g}: a shape under it is listed"),
-            Line2D([], [], marker="o", color="tab:red", label=f"under {flag:g} by more than the A/A band"),
+            Line2D([], [], marker="o", color=RED, label=f"under {flag:g} by more than the A/A band"),
         ]
     fig.legend(handles=legend, loc="lower center", ncol=2, fontsize="small", bbox_to_anchor=(0.5, 0.0))
     fig.suptitle(title, fontsize="medium")
