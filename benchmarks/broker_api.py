@@ -22,8 +22,8 @@ are alternated.
 5. Memory (``memory``): the default matcher's traced bytes (tracemalloc), in all and per
    subscription, the index of each subscriber's patterns included.
 
-Figures: README.md ("What each call costs") and docs/implementation.md cite it; no run is
-committed (docs/performance.md, "Other experiments"). ``topicmatch._collector`` and
+Figures: README.md (the table "What each call costs on the default") and docs/implementation.md
+cite it; no run is committed (docs/performance.md, "Other experiments"). ``topicmatch._collector`` and
 ``topicmatch._by_subscriber`` cite parts 1 and 5.
 """
 

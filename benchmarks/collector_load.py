@@ -139,7 +139,8 @@ def main(argv: list[str]) -> None:
         f"+{collect - control:.1f}); RSS {memory} per subscription; "
         f"subscribe {subscribe_ns[0]:,.0f} / {subscribe_ns[1]:,.0f} ns (collector off / on); "
         f"lookups/s {rates[0]:,.0f} first, {rates[1]:,.0f} second; "
-        f"whole-state {whole[0]:.2f} / {whole[1]:.2f} s (collector on / off)"
+        f"whole-state {whole[0]:.2f} / {whole[1]:.2f} s (collector on / off); "
+        f"load average {os.getloadavg()[0]:.2f}"
     )
 
 

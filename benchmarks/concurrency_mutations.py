@@ -17,7 +17,8 @@ changing how an index publishes or reads. On both builds by default, or on the o
   mutation (the build). The tests that can hook only the pure build are skipped there
   (``@pytest.mark.pure``), so this says what the compiled build's tests catch.
 
-Figures: none; docs/implementation.md ("Concurrency") and docs/compiled.md say what it checks.
+Figures: none; docs/implementation.md ("Concurrency: what every algorithm guarantees") and
+docs/compiled.md say what it checks.
 It times nothing: it removes each rule from the source as text (``pure``: in the working tree,
 restored after; ``compiled``: in a copy) and runs the tests.
 """

@@ -643,7 +643,8 @@ class Matcher(_Reader[S]):
     @property
     def cache_info(self) -> Mapping[str, int]:
         """``size`` and ``max_size`` of the result cache (both 0 without one), and ``bytes``
-        charged to it (see docs/implementation.md, "The result cache")."""
+        charged to it (see docs/implementation.md, "The result cache: three sightings, two
+        generations")."""
         cache = self._cache
         if cache is None:
             return MappingProxyType({"size": 0, "max_size": 0, "bytes": 0})
@@ -675,8 +676,8 @@ def _check_subscriber(subscriber: object) -> None:
 
 def _require_gil() -> None:
     """Refuse to run lock-free readers without the GIL they rely on (docs/implementation.md,
-    "Concurrency"): a free-threaded CPython that runs without it (``sys._is_gil_enabled()``
-    false) gets :class:`~topicmatch.ConfigurationError`, not wrong answers."""
+    "Concurrency: what every algorithm guarantees"): a free-threaded CPython that runs without it
+    (``sys._is_gil_enabled()`` false) gets :class:`~topicmatch.ConfigurationError`, not wrong answers."""
     gil_enabled = getattr(sys, "_is_gil_enabled", None)  # CPython 3.13 and later
     if gil_enabled is not None and not gil_enabled():
         raise ConfigurationError(
