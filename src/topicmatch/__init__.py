@@ -29,6 +29,7 @@ from ._errors import (
     InvalidSubscriberError,
     InvalidTopicError,
     InvalidWalkError,
+    StateFileError,
     TopicMatchError,
     UnknownTopicError,
 )
@@ -66,6 +67,7 @@ __all__ = [
     "Router",
     "ShareGroup",
     "SharedGroups",
+    "StateFileError",
     "Subscription",
     "Template",
     "TopicIndex",

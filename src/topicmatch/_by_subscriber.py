@@ -13,7 +13,7 @@ the ones the index holds, not copies. Measured by ``benchmarks/broker_api.py``.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 
 __all__ = ["BySubscriber"]
 
@@ -38,6 +38,12 @@ class BySubscriber:
                 patterns[subscriber] = {old: None, pattern: None}
         else:
             old[pattern] = None  # type: ignore[index]
+
+    def add_each(self, subscribers: Iterable[Hashable], pattern: str) -> None:
+        """Record each subscriber's pair with ``pattern``: :meth:`add` for each, in one call
+        (Matcher.load adds a million this way). O(subscribers)."""
+        for subscriber in subscribers:
+            self.add(subscriber, pattern)
 
     def discard(self, subscriber: Hashable, pattern: str) -> None:
         """Forget the pair (no change if it is not recorded). O(1)."""

@@ -13,6 +13,7 @@ clause catches them all::
      +-- ComplexityError(ValueError)        Dialect.covers: patterns too hostile to compare within its budget
      +-- ConfigurationError(ValueError)     unknown algorithm or dialect, bad limit, misused option
      +-- InvalidRuleError(ValueError)       AccessRules: a line of an acl_file Mosquitto would not load
+     +-- StateFileError(ValueError)         Matcher.load: a file that is not one Matcher.save wrote, whole
 
 The value errors also derive from :class:`ValueError` so that code written against plain Python
 conventions keeps working. A failed call leaves the matcher's state exactly as it was.
@@ -29,6 +30,7 @@ __all__ = [
     "InvalidSubscriberError",
     "InvalidTopicError",
     "InvalidWalkError",
+    "StateFileError",
     "TopicMatchError",
     "UnknownTopicError",
 ]
@@ -125,3 +127,11 @@ class InvalidRuleError(TopicMatchError, ValueError):
         self.text = text
         self.reason = reason
         super().__init__(f"access rules, line {line}: {reason}: {shortened(text.strip())!r}")
+
+
+class StateFileError(TopicMatchError, ValueError):
+    """A file :meth:`Matcher.load <topicmatch.Matcher.load>` refuses, having loaded nothing: not
+    one :meth:`Matcher.save <topicmatch.Matcher.save>` wrote (another kind of file, another
+    format version), truncated, damaged or changed since (its checksum or counts disagree), or
+    one it cannot read; also :meth:`~topicmatch.Matcher.save` given a subscriber the file cannot
+    hold. The message names the file and the reason, on one line."""

@@ -25,10 +25,10 @@ from collections.abc import Callable, Hashable, Iterable
 from typing import Final
 
 from .._algebra import TopicRules, overlapping_in_trie
-from .._errors import TopicMatchError
+from .._errors import TopicMatchError, shortened
 from .._index import Index, Item
 from .._versions import yield_to_writer
-from .._words import HASH, STAR, Tokens
+from .._words import HASH, STAR, Token, Tokens
 from .dfa import DFA
 from .walk import SMALL, Node, Union, Unions, union_of, walk_general, walk_leaves
 
@@ -274,6 +274,73 @@ class TrieIndex(Index):
             self._dfa = dfa
         return dfa
 
+    # -- saving and restoring (Matcher.save, Matcher.load) ----------------------------------
+    def records(self) -> list[object]:
+        """The trie as one flat list, for a file (:mod:`topicmatch._state_file`): the root's
+        patterns, then for each node below it, depth first, three values: its depth (1 for the
+        root's children), its token (the word; 0 for the one-word wildcard, 1 for ``#``) and its
+        patterns (``[pattern, [subscriber, ...], ...]``, or 0 for none). Of an O(1) snapshot, so
+        a consistent state; O(nodes + pairs)."""
+        root = self._frozen_root()
+        out: list[object] = [_patterns_record(root)]
+        stack: list[tuple[Node, int, object]] = [(child, 1, token) for token, child in _children(root)]
+        while stack:
+            node, depth, token = stack.pop()
+            out += (depth, token, _patterns_record(node))
+            stack += [(child, depth + 1, word) for word, child in _children(node)]
+        return out
+
+    def restore(self, records: list[object]) -> list[tuple[str, frozenset[Hashable]]]:
+        """Fill this empty trie from a list :meth:`records` made; the (pattern, subscribers) it
+        added. Each node is made once where it belongs, with no walk from the root and no parse:
+        O(nodes + pairs). ``accept(subscriber)`` is not asked: the file's reader checked the
+        types. Raises :class:`ValueError` naming the first record that is not well formed (a
+        depth that skips a level, a token twice under one node, a pattern twice); the trie is
+        then left empty.
+
+        A new trie that no reader holds yet (:meth:`Matcher.load`): the nodes are linked as
+        they are made, and the root published once at the end.
+        """
+        if self._count or self._readonly:
+            raise TopicMatchError("restore fills an empty, writable trie")
+        gen = self._gen
+        root = Node(gen=gen)
+        added: list[tuple[str, frozenset[Hashable]]] = []
+        count = _fill(root, records[0], added, self.small)
+        stack = [root]
+        inner_hash = 0
+        for i in range(1, len(records) - 2, 3):
+            depth, word, patterns = records[i], records[i + 1], records[i + 2]
+            if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= len(stack):
+                raise ValueError(f"record {i // 3}: depth {depth!r} after depth {len(stack) - 1}")
+            del stack[depth:]
+            parent = stack[-1]
+            if type(word) is str:
+                token: Token = word
+                taken = word in parent.children
+            elif _is_int(word) and word == 0:
+                token, taken = STAR, parent.star is not None
+            elif _is_int(word) and word == 1:
+                token, taken = HASH, parent.hash is not None
+            else:
+                raise ValueError(f"record {i // 3}: token {shortened(repr(word))} is neither a word, 0 nor 1")
+            if taken:
+                raise ValueError(f"record {i // 3}: token {shortened(repr(word))} twice under one node")
+            node = Node(token is HASH, gen)
+            if parent.is_hash and not parent.children:
+                inner_hash += 1  # as _add counts it: a '#' node's first child of a kind
+            parent.link(token, node)
+            count += _fill(node, patterns, added, self.small)
+            stack.append(node)
+        if len(records) % 3 != 1:
+            raise ValueError(f"{len(records)} values: not the root's patterns and records of three")
+        with self._lock:
+            self._version += 1
+            self._root, self._count, self._inner_hash = root, count, inner_hash
+            self._dfa = None
+            self._version += 1
+        return added
+
     # -- whole-state views ---------------------------------------------------------------------
     def snapshot(self) -> TrieIndex:
         """A read-only trie of this instant, in O(1): it takes the root, and this trie starts a
@@ -318,3 +385,52 @@ class TrieIndex(Index):
 
     def __len__(self) -> int:
         return self._count
+
+
+def _is_int(value: object) -> bool:
+    """An int and not a bool (JSON's ``true``), in both builds: compiled, ``type(x) is int``
+    holds for a bool too (restore's depth is checked the same way, inline)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _children(node: Node) -> list[tuple[object, Node]]:
+    """A node's children with their tokens as a file writes them (0: ``*``/``+``, 1: ``#``)."""
+    out: list[tuple[object, Node]] = list(node.children.items())
+    if node.star is not None:
+        out.append((0, node.star))
+    if node.hash is not None:
+        out.append((1, node.hash))
+    return out
+
+
+def _patterns_record(node: Node) -> object:
+    """A node's patterns as a file writes them: ``[pattern, [subscriber, ...], ...]``, or 0."""
+    if not node.by_pattern:
+        return 0
+    out: list[object] = []
+    for pattern, subs in node.by_pattern.items():
+        out += (pattern, list(subs))
+    return out
+
+
+def _fill(node: Node, record: object, added: list[tuple[str, frozenset[Hashable]]], small: int) -> int:
+    """Give ``node`` the patterns of its file record (:func:`_patterns_record`); the pairs."""
+    if _is_int(record) and record == 0:
+        return 0
+    if type(record) is not list or not record or len(record) % 2:
+        raise ValueError(
+            f"patterns {shortened(repr(record))} are neither 0 nor [pattern, [subscriber, ...], ...]"
+        )
+    count = 0
+    for j in range(0, len(record), 2):
+        pattern, subs = record[j], record[j + 1]
+        if type(pattern) is not str or type(subs) is not list or not subs:
+            raise ValueError(f"pattern {shortened(repr(pattern))}: not a pattern and its subscribers")
+        if pattern in node.by_pattern:
+            raise ValueError(f"pattern {shortened(pattern)!r} twice")
+        subscribers = frozenset(subs)
+        if len(subscribers) != len(subs):
+            raise ValueError(f"pattern {shortened(pattern)!r}: a subscriber twice")
+        count += node.add(pattern, subscribers, small)
+        added.append((pattern, subscribers))
+    return count
