@@ -251,3 +251,38 @@ def _write_endlessly(pipe: Path, start: bytes, written: list[int]) -> None:
                 written[0] += out.write(b"x" * 4096) or 0
         except BrokenPipeError:
             pass
+
+
+@pytest.mark.pure("compiled, TrieIndex.records runs through without letting another thread in")
+def test_a_save_while_a_writer_runs_holds_one_instant(tmp_path: Path) -> None:
+    """The writer subscribes p0, p1, ... in this order, so the state of any instant holds a
+    prefix of them, and so must every file saved meanwhile. After each thousand it waits until
+    a save has begun, then writes on while that save walks. ``records`` walks an O(1) snapshot;
+    a walk of the live trie misses a pattern written behind it while it takes a later one
+    written ahead (this test then fails)."""
+    m: Matcher[int] = Matcher(dialect="mqtt")
+    patterns = [f"s{i % 61}/d{i}" for i in range(30_000)]
+    wanted, started = threading.Event(), threading.Event()
+
+    def writer() -> None:
+        for start in range(0, len(patterns), 1_000):
+            for pattern in patterns[start : start + 1_000]:
+                m.subscribe(pattern, 1)
+            wanted.set()
+            started.wait(timeout=10)
+            started.clear()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    files = []
+    for n in range(len(patterns) // 1_000):  # one save per thousand written
+        assert wanted.wait(timeout=10)
+        wanted.clear()
+        started.set()
+        path = tmp_path / f"save{n}"
+        m.save(path)
+        files.append(path)
+    thread.join()
+    for path in files:
+        held = set(Matcher.load(path).patterns())
+        assert held == set(patterns[: len(held)]), path.name
