@@ -216,6 +216,11 @@ def test_a_forged_body_is_refused(tmp_path: Path) -> None:
     ]:
         _refused(_forged(tmp_path, body), match)  # type: ignore[arg-type]
     _refused(_forged(tmp_path, good, pairs=2), "its header says 1 and 2")
+    # A pattern its dialect refuses: the trie takes the file's word for it (load's docstring);
+    # an algorithm that parses each pattern refuses the file.
+    invalid = _forged(tmp_path, [0, 1, "a", 0, 2, 1, 0, 3, "b", ["a/#/b", ["c"]]])
+    with pytest.raises(StateFileError, match="'#' must be the last level"):
+        Matcher.load(invalid, "naive")
     _refused(_forged(tmp_path, good, "smtp"), "its dialect")
 
 

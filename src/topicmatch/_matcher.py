@@ -733,7 +733,11 @@ class Matcher(_Reader[S]):
             )
         if trie is not index:
             parse = dialect.parse_pattern
-            index.add_many([(pattern, parse(pattern), subs) for pattern, subs in added])
+            try:
+                items = [(pattern, parse(pattern), subs) for pattern, subs in added]
+            except InvalidPatternError as error:  # a file written otherwise than by save
+                raise state_error(path, f"its body: {error}") from None
+            index.add_many(items)
         by_subscriber = matcher._by_subscriber
         for pattern, subs in added:
             by_subscriber.add_each(subs, pattern)
