@@ -25,6 +25,7 @@ from amqtt.client import MQTTClient
 from amqtt.errors import BrokerError
 from amqtt.mqtt.constants import QOS_1
 
+from topicmatch import Matcher, Subscription
 from topicmatch.compat.amqtt import Broker
 
 from .brokers.mqtt_clients import free_port
@@ -309,3 +310,61 @@ def test_the_command_takes_amqtts_options_and_says_why_it_cannot_start(tmp_path:
     assert failed.returncode == 1
     assert "Broker failed to start: BrokerOptions: unknown share_policy 'nope'" in failed.stderr
     assert "Traceback" not in failed.stderr
+
+
+def test_persistent_sessions_subscriptions_come_back_after_a_restart(tmp_path: Path) -> None:
+    """With ``subscriptions_file``, a shutdown writes the subscriptions of the sessions that
+    outlive a disconnect (clean session off), and the next start brings them back: a message
+    published while the client is away reaches it when it resumes its session. A clean
+    session's subscriptions are not kept; a file that is not one the broker wrote stops the
+    start, and is left as it was."""
+    saved = tmp_path / "subscriptions"
+    plugins = _options(subscriptions_file=str(saved))
+
+    async def main() -> None:
+        port = free_port()
+        first = Broker(_config(port, plugins))
+        await first.start()
+        keeper = MQTTClient(client_id="keeper", config={"auto_reconnect": False})
+        await keeper.connect(f"mqtt://alice@127.0.0.1:{port}/", cleansession=False)
+        assert await keeper.subscribe([("a/+", QOS_1), ("b/#", 0)]) == [QOS_1, 0]
+        passer = MQTTClient(client_id="passer", config={"auto_reconnect": False})
+        await passer.connect(f"mqtt://127.0.0.1:{port}/", cleansession=True)
+        assert await passer.subscribe([("a/+", QOS_1)]) == [QOS_1]
+        await keeper.disconnect()
+        await passer.disconnect()
+        await first.shutdown()
+        kept = Matcher.load(saved).subscriptions()
+        assert kept == {"a/+": {'[1, "alice", "keeper"]'}, "b/#": {'[0, "alice", "keeper"]'}}
+
+        second = Broker(_config(port, plugins))
+        await second.start()
+        try:
+            assert second._planner.subscriptions("keeper") == {
+                "a/+": Subscription(qos=QOS_1),
+                "b/#": Subscription(qos=0),
+            }
+            assert "passer" not in second._session_of
+            assert second._session_of["keeper"].username == "alice"  # for the checks it passed again
+            # A restored session is a persistent one: the next shutdown keeps it again.
+            second.save_subscriptions(str(tmp_path / "again"))
+            assert Matcher.load(tmp_path / "again").subscriptions() == kept
+            publisher = MQTTClient(client_id="pub", config={"auto_reconnect": False})
+            await publisher.connect(f"mqtt://127.0.0.1:{port}/")
+            await publisher.publish("a/x", b"while away", qos=QOS_1)
+            await publisher.disconnect()
+            back = MQTTClient(client_id="keeper", config={"auto_reconnect": False})
+            await back.connect(f"mqtt://alice@127.0.0.1:{port}/", cleansession=False)
+            message = await back.deliver_message(timeout_duration=WAIT)
+            assert message is not None
+            assert (message.topic, bytes(message.data)) == ("a/x", b"while away")
+            await back.disconnect()
+        finally:
+            await second.shutdown()
+
+        saved.write_bytes(b"not a subscriptions file")
+        with pytest.raises(BrokerError, match=r"subscriptions_file: cannot load .* nothing was loaded"):
+            Broker(_config(port, plugins))
+        assert saved.read_bytes() == b"not a subscriptions file"
+
+    asyncio.run(asyncio.wait_for(main(), WAIT * 6))

@@ -10,6 +10,7 @@ the options are those of :class:`BrokerOptions`, a plugin that does nothing but 
         share_policy: sticky        # round_robin (default), random, hash, hash_clientid, sticky
         max_subscriptions: 1000     # per client; none by default
         min_literal_levels: 1       # a wildcard filter starts with 1 literal level: no '#', '+/x'
+        subscriptions_file: /var/lib/amqtt/subscriptions   # kept across restarts; none by default
 
 amqtt loads it and checks the types; topicmatch's broker reads it when it is made and refuses
 a bad value with amqtt's ``BrokerError`` (amqtt's ``amqtt`` command prints its one line). The
@@ -35,7 +36,10 @@ SHARE_POLICIES = ("round_robin", "random", "hash", "hash_clientid", "sticky")
 class BrokerOptions(BasePlugin):  # type: ignore[misc]
     """The options of topicmatch's amqtt broker, in amqtt's ``plugins:`` section (module
     docstring): ``share_policy``, ``max_subscriptions`` (subscriptions a client holds at once,
-    plain and shared; None: no limit) and ``min_literal_levels`` (:meth:`Limits.refuses`).
+    plain and shared; None: no limit), ``min_literal_levels`` (:meth:`Limits.refuses`) and
+    ``subscriptions_file`` (where the broker keeps its persistent sessions' subscriptions across
+    a restart: :meth:`Broker.shutdown <topicmatch.compat.amqtt.Broker.shutdown>` writes it,
+    :meth:`Broker.start <topicmatch.compat.amqtt.Broker.start>` reads it; None: not kept).
 
     The share policies, which choose the member of a ``$share`` group that gets a message:
 
@@ -58,6 +62,7 @@ class BrokerOptions(BasePlugin):  # type: ignore[misc]
         share_policy: str = "round_robin"
         max_subscriptions: int | None = None
         min_literal_levels: int = 0
+        subscriptions_file: str | None = None
 
 
 @dataclass(frozen=True)
@@ -87,10 +92,11 @@ class Limits:
 
 @dataclass(frozen=True)
 class Options:
-    """The checked options: the share policy's name and the limits."""
+    """The checked options: the share policy's name, the limits, and the subscriptions file."""
 
     share_policy: str
     limits: Limits
+    subscriptions_file: str | None = None
 
 
 def options_of(plugins: list[Any], share_policy: str | None = None) -> Options:
@@ -108,4 +114,6 @@ def options_of(plugins: list[Any], share_policy: str | None = None) -> Options:
         value = getattr(config, name)
         if value is not None and value < 0:
             raise BrokerError(f"BrokerOptions: {name} must be 0 or more, not {value}")
-    return Options(policy, Limits(config.max_subscriptions, config.min_literal_levels))
+    return Options(
+        policy, Limits(config.max_subscriptions, config.min_literal_levels), config.subscriptions_file
+    )

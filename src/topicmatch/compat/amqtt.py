@@ -128,6 +128,10 @@ or run it as amqtt's ``amqtt`` command is run, with the same options (:func:`mai
 Its share policy and per-client limits (the number of subscriptions, a cost rule refusing
 filters such as ``#``) are options in the configuration (:class:`BrokerOptions`); a refused
 filter gets amqtt's SUBACK failure code (0x80: amqtt speaks MQTT 3.1.1, which has no other).
+So is ``subscriptions_file``: the persistent sessions' subscriptions, written at shutdown
+(:meth:`Broker.save_subscriptions`, a :meth:`~topicmatch.Matcher.save` file) and brought back
+at the next start (:meth:`Broker.restore_subscriptions`), each client with an offline session
+as amqtt's ``SessionDBPlugin`` makes one.
 
 amqtt's own ``subscriptions`` and ``retained_messages`` stay the truth that amqtt's plugins read
 and write (the persistence plugin restores retained messages into that dict): the index and
@@ -139,6 +143,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import os
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -150,7 +156,9 @@ from topicmatch import (
     DeliveryPlanner,
     InvalidPatternError,
     InvalidTopicError,
+    Matcher,
     ShareGroup,
+    StateFileError,
     Subscription,
     TopicIndex,
     TopicMatchError,
@@ -165,7 +173,7 @@ try:
     from amqtt.broker import Broker as AmqttBroker
     from amqtt.broker import RetainedApplicationMessage
     from amqtt.contexts import Action, BaseContext
-    from amqtt.errors import AMQTTError, MQTTError, NoDataError
+    from amqtt.errors import AMQTTError, BrokerError, MQTTError, NoDataError
     from amqtt.events import BrokerEvents
     from amqtt.mqtt.constants import QOS_0, QOS_1, QOS_2
     from amqtt.mqtt.disconnect import DisconnectPacket
@@ -198,6 +206,41 @@ __all__ = [
 
 _MQTT = make_dialect("mqtt")
 _FAILED = 0x80  # amqtt's SUBACK return code of a refused subscription
+
+
+def _saved_sessions(path: str | None) -> dict[str, tuple[str | None, list[tuple[str, int]]]]:
+    """The sessions :meth:`Broker.save_subscriptions` wrote to ``path``: client id -> (its
+    username, its (filter, QoS) pairs); {} without a path or a file there yet (a first start).
+    amqtt's ``BrokerError`` for a file that is not one it wrote (the
+    :class:`~topicmatch.StateFileError`'s line)."""
+    try:
+        return _sessions_in(path) if path is not None and os.path.exists(path) else {}
+    except StateFileError as error:
+        raise BrokerError(f"BrokerOptions: subscriptions_file: {error}") from error
+
+
+def _sessions_in(path: str) -> dict[str, tuple[str | None, list[tuple[str, int]]]]:
+    sessions: dict[str, tuple[str | None, list[tuple[str, int]]]] = {}
+    for topic_filter, subscribers in Matcher.load(path, "naive").subscriptions().items():
+        for subscriber in subscribers:
+            try:
+                qos, username, client = json.loads(subscriber)
+                if (
+                    type(qos) is not int
+                    or qos not in (0, 1, 2)
+                    or type(client) is not str
+                    or type(username) not in (str, type(None))
+                ):
+                    raise ValueError(subscriber)
+            except (TypeError, ValueError):
+                raise StateFileError(
+                    f"cannot load {path}: {repr(subscriber)[:80]} is not [qos, username, client id] "
+                    "as Broker.save_subscriptions writes it; nothing was loaded"
+                ) from None
+            sessions.setdefault(client, (username, []))[1].append((topic_filter, qos))
+    return sessions
+
+
 _CHECKS_AT_ONCE = 256  # topic-plugin checks awaited together (Broker._checked)
 _READS_AT_ONCE = 64  # reads of a connection between two turns of the event loop, at most (_Paced)
 #: The most messages queued for a persistent session that is away (Mosquitto's default
@@ -313,6 +356,12 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         self._subscriptions = _Subscriptions()
         options = options_of(self.plugins_manager.plugins, share_policy)
         self.share_policy, self.limits = options.share_policy, options.limits
+        self.subscriptions_file = options.subscriptions_file
+        # Read now, so that a file that cannot be loaded stops the broker where amqtt's command
+        # reports a bad configuration: at its construction.
+        self._saved: dict[str, tuple[str | None, list[tuple[str, int]]]] | None = _saved_sessions(
+            self.subscriptions_file
+        )
         # amqtt turns topic filtering on for any plugins: section, topic plugin or not, and then
         # checks every topic with none to ask (True): here a check runs only when one can answer.
         topic_plugins = [
@@ -335,8 +384,60 @@ class Broker(AmqttBroker):  # type: ignore[misc]
         self._session_of: dict[str, Session] = {}
 
     async def start(self) -> None:
+        """amqtt's start; then, with a ``subscriptions_file`` (:class:`BrokerOptions`), the
+        persistent sessions it holds come back (:meth:`restore_subscriptions`). The file is
+        read when the broker is made (and again at a later start of the same broker): one
+        that cannot be loaded raises amqtt's ``BrokerError`` with the
+        :class:`~topicmatch.StateFileError`'s line (the file and why) before the broker
+        listens, and is left as it is."""
+        saved = self._saved if self._saved is not None else _saved_sessions(self.subscriptions_file)
+        self._saved = None
         self._forget_routes()  # amqtt's start() clears its subscriptions and retained messages
         await super().start()
+        if saved:
+            await self.restore_subscriptions(saved)
+
+    async def shutdown(self) -> None:
+        """With a ``subscriptions_file``, the subscriptions of the sessions amqtt keeps across a
+        disconnect (clean session off) are written to it first (:meth:`save_subscriptions`);
+        then amqtt's shutdown, which ends every session."""
+        if self.subscriptions_file is not None:
+            self.save_subscriptions(self.subscriptions_file)
+        await super().shutdown()
+
+    def save_subscriptions(self, path: str) -> int:
+        """Write the subscriptions of every session with clean session off to ``path`` (a
+        :meth:`Matcher.save <topicmatch.Matcher.save>` file, replaced atomically: each pair is
+        the filter and, as its subscriber, the JSON text ``[qos, username, client id]``); the
+        subscriptions written. O(them)."""
+        matcher: Matcher[str] = Matcher(dialect="mqtt")
+        pairs = []
+        for client, session in self._session_of.items():
+            if session.clean_session is False:
+                for topic_filter, options in self._planner.subscriptions(client).items():
+                    pairs.append((topic_filter, json.dumps([options.qos, session.username, client])))
+        matcher.subscribe_many(pairs)
+        return matcher.save(path)
+
+    async def restore_subscriptions(self, saved: dict[str, tuple[str | None, list[tuple[str, int]]]]) -> int:
+        """Bring back saved sessions (client id -> its username and (filter, QoS) pairs, as
+        :meth:`save_subscriptions` wrote them): each client not connected is given an offline
+        session with clean session off, as amqtt's own ``SessionDBPlugin`` restores one, and its
+        filters in one :meth:`add_subscriptions`, so every check of a SUBSCRIBE runs again (a
+        filter the topic plugins or the limits now refuse is not restored). A client that
+        resumes its session then receives what was published for it meanwhile. The
+        subscriptions restored. O(them)."""
+        restored = 0
+        for client, (username, filters) in saved.items():
+            if client in self._sessions:
+                continue
+            handler, session = self.create_offline_session(client)
+            session.clean_session = False
+            session.username = username
+            self._sessions[client] = (session, handler)
+            codes = await self.add_subscriptions(filters, session)
+            restored += sum(code != _FAILED for code in codes)
+        return restored
 
     async def _authenticate(self, session: Session, listener: Any) -> bool:
         """amqtt's check of a CONNECT; a client that resumes its session (amqtt has given it
