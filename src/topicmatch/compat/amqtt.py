@@ -400,10 +400,13 @@ class Broker(AmqttBroker):  # type: ignore[misc]
     async def shutdown(self) -> None:
         """With a ``subscriptions_file``, the subscriptions of the sessions amqtt keeps across a
         disconnect (clean session off) are written to it first (:meth:`save_subscriptions`);
-        then amqtt's shutdown, which ends every session."""
-        if self.subscriptions_file is not None:
-            self.save_subscriptions(self.subscriptions_file)
-        await super().shutdown()
+        then amqtt's shutdown, which ends every session, also when the file cannot be written
+        (its error is raised after the shutdown; the file as it was stays whole)."""
+        try:
+            if self.subscriptions_file is not None:
+                self.save_subscriptions(self.subscriptions_file)
+        finally:
+            await super().shutdown()
 
     def save_subscriptions(self, path: str) -> int:
         """Write the subscriptions of every session with clean session off to ``path`` (a
