@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any, Final
 
@@ -62,7 +63,8 @@ def write_state(path: str | os.PathLike[str], header: dict[str, Any], body: list
     digest = hashlib.sha256(line)
     digest.update(data)
     target = Path(path)
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    # Its own name per process and thread: two saves to one path at once each rename a whole file.
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         with open(temporary, "wb") as out:
             out.write(f"{FORMAT} {VERSION}\n".encode("ascii"))

@@ -293,9 +293,9 @@ class TrieIndex(Index):
     def restore(self, records: list[object]) -> list[tuple[str, frozenset[Hashable]]]:
         """Fill this empty trie from a list :meth:`records` made; the (pattern, subscribers) it
         added. Each node is made once where it belongs, with no walk from the root and no parse:
-        O(nodes + pairs). ``accept(subscriber)`` is not asked: the file's reader checked the
-        types. Raises :class:`ValueError` naming the first record that is not well formed (a
-        depth that skips a level, a token twice under one node, a pattern twice); the trie is
+        O(nodes + pairs). Raises :class:`ValueError` naming the first record that is not well
+        formed (a depth that skips a level, a token twice under one node, a pattern or a
+        subscriber twice), and :class:`TypeError` for an unhashable subscriber; the trie is
         then left empty.
 
         A new trie that no reader holds yet (:meth:`Matcher.load`): the nodes are linked as
