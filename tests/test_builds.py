@@ -8,6 +8,8 @@ and message included.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import importlib.machinery
 import inspect
 import json
@@ -16,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -148,6 +151,18 @@ def _put(value: object, template: Any) -> Any:
     return template
 
 
+@functools.cache
+def _saved_file() -> str:
+    """A file Matcher.save wrote, for the calls of Matcher.load (one per process)."""
+    directory = tempfile.mkdtemp(prefix="topicmatch-builds-")
+    atexit.register(shutil.rmtree, directory, True)
+    path = os.path.join(directory, "subscriptions")
+    saved = Matcher()
+    saved.subscribe("a.*", 1)
+    saved.save(path)
+    return path
+
+
 def _cases(algorithm: str) -> Iterator[Case]:
     """Every argument of every public method reachable from a matcher of ``algorithm``; the other
     arguments are right."""
@@ -187,6 +202,11 @@ def _cases(algorithm: str) -> Iterator[Case]:
     yield "Matcher.extend_topic_space", matcher, "extend_topic_space", (V,), {}
     yield "Matcher.extend_topic_space element", matcher, "extend_topic_space", (["a.c", V],), {}
     yield "Matcher.captures", matcher, "captures", (V,), {}
+    yield "Matcher.save", matcher, "save", (V,), {}
+    yield "Matcher.load path", None, Matcher.load, (V,), {}
+    yield "Matcher.load algorithm", None, Matcher.load, (_saved_file(), V), {}
+    for option in ("cache_size", "cache_bytes"):
+        yield f"Matcher.load {option}=", None, Matcher.load, (_saved_file(), algorithm), {option: V}
     if algorithm == "default":
 
         def walk() -> BatchWalk:
@@ -282,7 +302,7 @@ COVERED = {
         "lookup", "lookup_many", "overlapping", "subscribe", "unsubscribe", "subscribe_many",
         "unsubscribe_many", "unsubscribe_all", "patterns_of", "extend_topic_space",
         "subscriptions", "patterns", "snapshot", "batch_walk", "captures",
-        "has_interest", "iter_matches", "count", "covered", "covering",
+        "has_interest", "iter_matches", "count", "covered", "covering", "save", "load",
     },
     MatcherSnapshot: {"lookup", "lookup_many", "overlapping", "subscriptions", "patterns", "batch_walk",
                       "has_interest", "iter_matches", "count", "covered", "covering"},

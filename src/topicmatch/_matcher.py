@@ -36,7 +36,7 @@ from ._index import Index, Item
 from ._inverted_bitmap import InvertedBitmapIndex
 from ._naive import NaiveIndex
 from ._optimized_bitmap import OptimizedBitmapIndex
-from ._state_file import body_counts, read_state, state_error, write_state
+from ._state_file import body_counts, checked_path, read_state, state_error, write_state
 from ._typevars import Count, Flag, S, Text
 from ._words import Tokens
 
@@ -622,10 +622,12 @@ class Matcher(_Reader[S]):
         The format is versioned JSON with a SHA-256 checksum (:mod:`topicmatch._state_file`), not
         pickle: subscribers must be JSON's scalars, ``str``, ``int``, ``float``, ``bool`` or
         ``None`` (exactly those types), else :class:`~topicmatch.StateFileError` names the first
-        other one and nothing is written. O(subscriptions), from an O(1) snapshot on the trie
+        other one and nothing is written (and for a ``path`` that is not a str or an
+        ``os.PathLike`` of one). O(subscriptions), from an O(1) snapshot on the trie
         and the default (writers are not held up meanwhile); the other algorithms' pairs are
         laid out in a trie first. The collector is paused meanwhile, as in :meth:`subscriptions`.
         """
+        name = checked_path(path, "save to")
         with collector_paused():
             index = self._index
             if not isinstance(index, TrieIndex):
@@ -644,7 +646,7 @@ class Matcher(_Reader[S]):
                 "patterns": patterns,
                 "pairs": pairs,
             }
-            write_state(path, header, body)
+            write_state(name, header, body)
         return pairs
 
     @classmethod
@@ -682,18 +684,19 @@ class Matcher(_Reader[S]):
         >>> back.dialect, sorted(back.lookup("a/b")), back.patterns_of("c2")
         ('mqtt', ['c1', 'c2'], ['a/#'])
         """
+        name = checked_path(path, "load")
         if algorithm not in ALGORITHMS or algorithm == "inverted_bitmap":
             raise ConfigurationError(
                 f"load builds one of {', '.join(a for a in ALGORITHMS if a != 'inverted_bitmap')}, "
                 f"not {algorithm!r}"
             )
         with collector_paused():  # the body's JSON makes a container per node, the trie more
-            return cls._loaded(path, algorithm, cache_size, cache_bytes)
+            return cls._loaded(name, algorithm, cache_size, cache_bytes)
 
     @classmethod
     def _loaded(
         cls,
-        path: str | os.PathLike[str],
+        path: str,
         algorithm: Text,
         cache_size: Count | None,
         cache_bytes: Count | None,

@@ -33,7 +33,7 @@ from typing import Any, Final
 
 from ._errors import StateFileError, shortened
 
-__all__ = ["FORMAT", "VERSION", "body_counts", "read_state", "state_error", "write_state"]
+__all__ = ["FORMAT", "VERSION", "body_counts", "checked_path", "read_state", "state_error", "write_state"]
 
 #: The first word of the signature line, and the format's version after it.
 FORMAT: Final = "topicmatch-subscriptions"
@@ -53,6 +53,22 @@ _HEADER: Final[dict[str, tuple[type, ...]]] = {
     "pairs": (int,),
     "body_bytes": (int,),
 }
+
+
+def checked_path(path: object, verb: str) -> str:
+    """``path`` as a str, for ``verb`` ("save to", "load"); :class:`StateFileError` for anything
+    but a str or an ``os.PathLike`` of one (an int would be taken for a file descriptor, bytes
+    for a path in another encoding)."""
+    try:
+        name = os.fspath(path)  # type: ignore[call-overload]
+    except TypeError:
+        name = None
+    if type(name) is not str:
+        raise StateFileError(
+            f"cannot {verb} {shortened(repr(path))}: a path is a str or an os.PathLike of one, "
+            f"not a {type(path).__name__}"
+        )
+    return name
 
 
 def write_state(path: str | os.PathLike[str], header: dict[str, Any], body: list[object]) -> None:
