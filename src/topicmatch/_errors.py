@@ -134,4 +134,5 @@ class StateFileError(TopicMatchError, ValueError):
     one :meth:`Matcher.save <topicmatch.Matcher.save>` wrote (another kind of file, another
     format version), truncated, damaged or changed since (its checksum or counts disagree), or
     one it cannot read; also :meth:`~topicmatch.Matcher.save` given a subscriber the file cannot
-    hold. The message names the file and the reason, on one line."""
+    hold, and either given a path that is not a str or an ``os.PathLike`` of one. The message
+    names the file and the reason, on one line."""

@@ -39,7 +39,8 @@ class BrokerOptions(BasePlugin):  # type: ignore[misc]
     plain and shared; None: no limit), ``min_literal_levels`` (:meth:`Limits.refuses`) and
     ``subscriptions_file`` (where the broker keeps its persistent sessions' subscriptions across
     a restart: :meth:`Broker.shutdown <topicmatch.compat.amqtt.Broker.shutdown>` writes it,
-    :meth:`Broker.start <topicmatch.compat.amqtt.Broker.start>` reads it; None: not kept).
+    the broker reads it when it is made and restores it at :meth:`Broker.start
+    <topicmatch.compat.amqtt.Broker.start>`; None: not kept).
 
     The share policies, which choose the member of a ``$share`` group that gets a message:
 
