@@ -107,43 +107,45 @@ def read_state(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[objec
             if first != signature:
                 words = first.split()
                 if len(words) == 2 and words[0] == FORMAT.encode() and first.endswith(b"\n"):
-                    raise _error(
+                    raise state_error(
                         name,
                         f"its format version is {shortened(words[1].decode('ascii', 'replace'))}; "
                         f"this topicmatch reads version {VERSION}",
                     )
-                raise _error(name, f"it does not start with {FORMAT!r}: not a file Matcher.save wrote")
+                raise state_error(name, f"it does not start with {FORMAT!r}: not a file Matcher.save wrote")
             line = file.readline(_HEADER_LIMIT)
             if not line.endswith(b"\n"):
-                raise _error(name, "its header line is cut short or too long")
+                raise state_error(name, "its header line is cut short or too long")
             header = _header(name, line)
             checksum = file.readline(_CHECKSUM_LINE + 1)
             if len(checksum) != _CHECKSUM_LINE or not checksum.startswith(b"sha256 "):
-                raise _error(name, "its checksum line is missing or cut short")
+                raise state_error(name, "its checksum line is missing or cut short")
             # The size first: a header that claims more than the file holds must not make the
             # read allocate that much.
             left = os.fstat(file.fileno()).st_size - file.tell()
             if left != header["body_bytes"]:
-                raise _error(
+                raise state_error(
                     name,
                     f"its body is {max(left, 0):,} bytes, its header says "
                     f"{header['body_bytes']:,}: truncated or extended",
                 )
             data = file.read(left)
     except OSError as error:
-        raise _error(name, f"it cannot be read ({error.strerror or error})") from None
+        raise state_error(name, f"it cannot be read ({error.strerror or error})") from None
     if len(data) != header["body_bytes"]:
-        raise _error(name, f"its body changed while it was read ({len(data):,} bytes)")
+        raise state_error(name, f"its body changed while it was read ({len(data):,} bytes)")
     digest = hashlib.sha256(line)
     digest.update(data)
     if checksum != f"sha256 {digest.hexdigest()}\n".encode("ascii"):
-        raise _error(name, "its header and body do not match its SHA-256: the file was damaged or changed")
+        raise state_error(
+            name, "its header and body do not match its SHA-256: the file was damaged or changed"
+        )
     try:
         body = json.loads(data)
     except (ValueError, RecursionError) as error:
-        raise _error(name, f"its body is not JSON ({shortened(str(error))})") from None
+        raise state_error(name, f"its body is not JSON ({shortened(str(error))})") from None
     if type(body) is not list or not body:
-        raise _error(name, "its body is not the list of a trie's records")
+        raise state_error(name, "its body is not the list of a trie's records")
     return header, body
 
 
@@ -174,26 +176,23 @@ def body_counts(body: list[object]) -> tuple[int, int]:
     return patterns, pairs
 
 
-def state_error(path: str | os.PathLike[str], reason: str) -> StateFileError:
-    """The error of a file :func:`read_state` read whose content the loader refuses."""
-    return _error(str(path), reason)
-
-
 def _header(name: str, line: bytes) -> dict[str, Any]:
     try:
         header = json.loads(line)
     except ValueError:
-        raise _error(name, "its header is not JSON") from None
+        raise state_error(name, "its header is not JSON") from None
     if type(header) is not dict:
-        raise _error(name, "its header is not a JSON object")
+        raise state_error(name, "its header is not a JSON object")
     for key, types in _HEADER.items():
         value = header.get(key)
         if key not in header or type(value) not in types:
-            raise _error(name, f"its header's {key!r} is missing or not a {types[0].__name__}")
+            raise state_error(name, f"its header's {key!r} is missing or not a {types[0].__name__}")
         if type(value) is int and value < 0:
-            raise _error(name, f"its header's {key!r} is negative")
+            raise state_error(name, f"its header's {key!r} is negative")
     return header
 
 
-def _error(name: str, reason: str) -> StateFileError:
+def state_error(name: str, reason: str) -> StateFileError:
+    """The one-line error of the file ``name`` that is refused for ``reason``, by the reader
+    here or by the loader (its dialect, its body)."""
     return StateFileError(f"cannot load {shortened(name)}: {reason}; nothing was loaded")
